@@ -1,0 +1,56 @@
+"""gym-contract: the versioned data contract for AI-agent rollout evidence, its models and its engine."""
+
+from __future__ import annotations
+
+from gym_contract.models import (
+    AgentInvocation,
+    AgentObservationBundle,
+    AgentObservationRecord,
+    AgentOutcome,
+    CaptureExchange,
+    CaptureMetrics,
+    ContextCompactionObservation,
+    ConversationItem,
+    ModelCallCapture,
+    ModelCallRecord,
+    ModelCallRef,
+    ModelServerRef,
+    ObservationGap,
+    SandboxObservation,
+    ToolCallObservation,
+    TrajectoryModelCall,
+    TrajectoryRecord,
+    TrajectoryResponseMetadata,
+    TrajectoryTokenStats,
+    TrajectoryToolCall,
+    TrajectoryTurn,
+)
+from gym_contract.schemas import CONTRACT_VERSION
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CONTRACT_VERSION",
+    "AgentInvocation",
+    "AgentObservationBundle",
+    "AgentObservationRecord",
+    "AgentOutcome",
+    "CaptureExchange",
+    "CaptureMetrics",
+    "ContextCompactionObservation",
+    "ConversationItem",
+    "ModelCallCapture",
+    "ModelCallRecord",
+    "ModelCallRef",
+    "ModelServerRef",
+    "ObservationGap",
+    "SandboxObservation",
+    "ToolCallObservation",
+    "TrajectoryModelCall",
+    "TrajectoryRecord",
+    "TrajectoryResponseMetadata",
+    "TrajectoryTokenStats",
+    "TrajectoryToolCall",
+    "TrajectoryTurn",
+    "__version__",
+]

@@ -1,0 +1,1 @@
+"""Models generated from schemas/v1."""

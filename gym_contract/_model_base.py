@@ -1,0 +1,96 @@
+"""Base class of every generated model: JSON-typed strictness and the schema keywords codegen cannot express."""
+
+from __future__ import annotations
+
+import types
+import typing
+from typing import Any, ClassVar
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+from pydantic import BaseModel, ConfigDict, model_validator
+
+# Conditional keywords that tools/codegen.py tells datamodel-code-generator to copy into
+# ``json_schema_extra`` rather than turn into Python types.
+CONDITIONAL_KEYWORDS = ("if", "then", "else", "dependentRequired")
+
+
+def _arms(annotation: Any) -> list[Any]:
+    """The alternatives of an annotation, with unions flattened and ``Annotated`` unwrapped."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _arms(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        return [arm for arg in typing.get_args(annotation) for arm in _arms(arg)]
+    return [annotation]
+
+
+def _list_item_types(annotation: Any) -> list[Any]:
+    return [
+        typing.get_args(arm)[0] for arm in _arms(annotation) if typing.get_origin(arm) is list and typing.get_args(arm)
+    ]
+
+
+def _may_hold_int(annotation: Any) -> bool:
+    arms = _arms(annotation)
+    return int in arms or any(_may_hold_int(item) for item in _list_item_types(annotation))
+
+
+def _json_integers(value: Any, annotation: Any) -> Any:
+    """Turn integral floats into ints where the annotation expects an integer.
+
+    JSON has one number type and JSON Schema counts ``1.0`` as an integer, so a strict model must too.
+    """
+    if isinstance(value, float):
+        arms = _arms(annotation)
+        if value.is_integer() and int in arms and float not in arms:
+            return int(value)
+        return value
+    if isinstance(value, list) and any(isinstance(item, (float, list)) for item in value):
+        item_types = _list_item_types(annotation)
+        if item_types:
+            item_annotation = typing.Union[tuple(item_types)] if len(item_types) > 1 else item_types[0]  # noqa: UP007
+            return [_json_integers(item, item_annotation) for item in value]
+    return value
+
+
+class ContractModel(BaseModel):
+    """Strict JSON-typed model: no coercion between JSON types, integral floats accepted as integers."""
+
+    model_config = ConfigDict(strict=True)
+
+    __conditional_checker__: ClassVar[Draft202012Validator | None] = None
+    __integer_fields__: ClassVar[dict[str, Any]] = {}
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        extra = cls.model_config.get("json_schema_extra")
+        keywords = {k: v for k, v in extra.items() if k in CONDITIONAL_KEYWORDS} if isinstance(extra, dict) else {}
+        cls.__conditional_checker__ = Draft202012Validator(keywords) if keywords else None
+        cls.__integer_fields__ = {
+            field.alias or name: field.annotation
+            for name, field in cls.model_fields.items()
+            if _may_hold_int(field.annotation)
+        }
+
+    @model_validator(mode="before")
+    @classmethod
+    def _apply_json_semantics(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        converted: dict[str, Any] | None = None
+        for key, annotation in cls.__integer_fields__.items():
+            if key in data:
+                value = _json_integers(data[key], annotation)
+                if value is not data[key]:
+                    converted = converted if converted is not None else dict(data)
+                    converted[key] = value
+        data = converted if converted is not None else data
+        checker = cls.__conditional_checker__
+        if checker is not None:
+            error = best_match(checker.iter_errors(data))
+            if error is not None:
+                described = error.schema.get("description") if isinstance(error.schema, dict) else None
+                raise ValueError(described or error.message)
+        return data

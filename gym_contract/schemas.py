@@ -1,0 +1,137 @@
+"""The bundled JSON Schemas by name, and validators for them that never leave this machine."""
+
+from __future__ import annotations
+
+import copy
+import json
+from functools import cache
+from importlib import resources
+from importlib.abc import Traversable
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+
+__all__ = [
+    "CONTRACT_VERSION",
+    "SCHEMA_VERSION",
+    "RemoteReferenceError",
+    "UnknownSchemaError",
+    "gap_codes",
+    "get",
+    "names",
+    "registry",
+    "schema_id",
+    "source",
+    "validator",
+]
+
+CONTRACT_VERSION = "1.0"
+SCHEMA_VERSION = "v1"
+
+# Named schemas that live inside another file's $defs: name -> (file stem, JSON Pointer).
+_FRAGMENTS = {
+    "conversation_item": ("agent_invocation", "/$defs/ConversationItem"),
+    "model_call_capture": ("model_call_record", "/$defs/ModelCallCapture"),
+    "trajectory_turn": ("trajectory", "/$defs/TrajectoryTurn"),
+    "trajectory_model_call": ("trajectory", "/$defs/TrajectoryModelCall"),
+    "trajectory_tool_call": ("trajectory", "/$defs/TrajectoryToolCall"),
+}
+_SUFFIX = ".schema.json"
+
+
+class UnknownSchemaError(KeyError):
+    """No bundled schema has that name."""
+
+    def __str__(self) -> str:
+        return f"no bundled schema named {self.args[0]!r}; known: {', '.join(names())}"
+
+
+class RemoteReferenceError(LookupError):
+    """A ``$ref`` pointed outside the bundled schemas: schemas are never fetched from the network."""
+
+    def __init__(self, uri: str) -> None:
+        super().__init__(f"refused to fetch {uri!r}: only the bundled gym-contract schemas are resolved")
+        self.uri = uri
+
+
+def _root() -> Traversable:
+    """Folder of the schemas of this version: inside the wheel, else in the source checkout."""
+    packaged = resources.files("gym_contract") / "_schemas" / SCHEMA_VERSION
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parent.parent / "schemas" / SCHEMA_VERSION
+
+
+@cache
+def _documents() -> dict[str, dict[str, Any]]:
+    """Every schema document of this version by file stem, read once."""
+    return {
+        entry.name.removesuffix(_SUFFIX): json.loads(entry.read_text(encoding="utf-8"))
+        for entry in sorted(_root().iterdir(), key=lambda e: e.name)
+        if entry.name.endswith(_SUFFIX)
+    }
+
+
+def names() -> list[str]:
+    """Names of the bundled schemas, sorted: one per file, plus the named fragments."""
+    return sorted({*_documents(), *_FRAGMENTS})
+
+
+def _locate(name: str) -> tuple[str, str]:
+    if name in _FRAGMENTS:
+        return _FRAGMENTS[name]
+    if name in _documents():
+        return name, ""
+    raise UnknownSchemaError(name)
+
+
+def _resolve_pointer(document: dict[str, Any], pointer: str) -> dict[str, Any]:
+    node: Any = document
+    for token in filter(None, pointer.split("/")):
+        node = node[token.replace("~1", "/").replace("~0", "~")]
+    return node
+
+
+def get(name: str) -> dict[str, Any]:
+    """A copy of the named schema (a fragment keeps its `$ref`s relative to its file)."""
+    stem, pointer = _locate(name)
+    return copy.deepcopy(_resolve_pointer(_documents()[stem], pointer))
+
+
+def schema_id(name: str) -> str:
+    """The URI that identifies the named schema: its file's `$id`, plus a fragment for a `$defs` entry."""
+    stem, pointer = _locate(name)
+    base = _documents()[stem]["$id"]
+    return f"{base}#{pointer}" if pointer else base
+
+
+def source(name: str) -> str:
+    """The schema file's text as shipped, for printing or serving."""
+    stem, _ = _locate(name)
+    return (_root() / f"{stem}{_SUFFIX}").read_text(encoding="utf-8")
+
+
+def _refuse_remote(uri: str) -> Resource[Any]:
+    raise RemoteReferenceError(uri)
+
+
+@cache
+def registry() -> Registry[Any]:
+    """A `referencing` registry holding every bundled schema under its `$id`; anything else is refused."""
+    resources_by_id = [(doc["$id"], Resource.from_contents(doc)) for doc in _documents().values()]
+    return Registry(retrieve=_refuse_remote).with_resources(resources_by_id)  # type: ignore[call-arg]
+
+
+@cache
+def validator(name: str) -> Draft202012Validator:
+    """A draft 2020-12 validator for the named schema, every `$ref` resolved from the bundle."""
+    return Draft202012Validator({"$ref": schema_id(name)}, registry=registry())
+
+
+@cache
+def gap_codes() -> dict[str, dict[str, Any]]:
+    """The gap-code registry (`gap_codes.json`) by code."""
+    document = json.loads((_root() / "gap_codes.json").read_text(encoding="utf-8"))
+    return {entry["code"]: entry for entry in document["codes"]}

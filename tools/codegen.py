@@ -1,0 +1,125 @@
+"""Generate gym_contract/_generated/v1 from schemas/v1 with datamodel-code-generator; --check reports drift."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+VERSION = "v1"
+SCHEMA_DIR = ROOT / "schemas" / VERSION
+OUTPUT_DIR = ROOT / "gym_contract" / "_generated" / VERSION
+# Schema files that describe repository data rather than contract records get no models.
+NOT_MODELLED = {"gap_codes.schema.json"}
+
+HEADER = "# generated from schemas/{version}/{schema} by tools/codegen.py — do not edit\n"
+
+CODEGEN_ARGS = [
+    "--input-file-type",
+    "jsonschema",
+    "--output-model-type",
+    "pydantic_v2.BaseModel",
+    "--target-python-version",
+    "3.10",
+    "--base-class",
+    "gym_contract._model_base.ContractModel",
+    # Keywords Pydantic types cannot express; ContractModel evaluates them from json_schema_extra.
+    "--model-extra-keys-without-x-prefix",
+    "if",
+    "then",
+    "else",
+    "dependentRequired",
+    "--use-missing-sentinel",
+    "--strict-nullable",
+    "--enum-field-as-literal",
+    "all",
+    "--use-annotated",
+    "--field-constraints",
+    "--use-standard-collections",
+    "--use-union-operator",
+    "--use-schema-description",
+    "--use-field-description",
+    "--use-title-as-name",
+    "--collapse-root-models",
+    "--disable-timestamp",
+    "--custom-file-header",
+    "#",
+    "--formatters",
+    "ruff-format",
+]
+
+
+def generate(destination: Path) -> None:
+    """Write the generated package for every modelled schema into ``destination``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        inputs = Path(tmp) / "schemas"
+        inputs.mkdir()
+        for path in sorted(SCHEMA_DIR.glob("*.schema.json")):
+            if path.name not in NOT_MODELLED:
+                shutil.copy(path, inputs / path.name)
+        raw = Path(tmp) / "out"
+        command = [
+            sys.executable,
+            "-m",
+            "datamodel_code_generator",
+            "--input",
+            str(inputs),
+            "--output",
+            str(raw),
+            *CODEGEN_ARGS,
+        ]
+        subprocess.run(command, check=True, cwd=tmp)
+        if destination.exists():
+            shutil.rmtree(destination)
+        destination.mkdir(parents=True)
+        for path in sorted(raw.glob("*.py")):
+            schema = path.name.removesuffix("_schema.py") + ".schema.json" if path.name != "__init__.py" else ""
+            body = path.read_text().split("\n", 1)[1]
+            header = (
+                HEADER.format(version=VERSION, schema=schema)
+                if schema
+                else f'"""Models generated from schemas/{VERSION}."""\n'
+            )
+            (destination / path.name).write_text(header + body)
+
+
+def drift(committed: Path, fresh: Path) -> list[str]:
+    """Unified diff lines between the committed and a fresh generation."""
+    lines: list[str] = []
+    names = sorted({p.name for p in committed.glob("*.py")} | {p.name for p in fresh.glob("*.py")})
+    for name in names:
+        old = (committed / name).read_text().splitlines(keepends=True) if (committed / name).exists() else []
+        new = (fresh / name).read_text().splitlines(keepends=True) if (fresh / name).exists() else []
+        lines.extend(difflib.unified_diff(old, new, f"committed/{name}", f"generated/{name}"))
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument(
+        "--check", action="store_true", help="fail when the committed models differ from a fresh generation"
+    )
+    args = parser.parse_args(argv)
+    if not args.check:
+        generate(OUTPUT_DIR)
+        print(f"generated {len(list(OUTPUT_DIR.glob('*.py')))} modules into {OUTPUT_DIR.relative_to(ROOT)}")
+        return 0
+    with tempfile.TemporaryDirectory() as tmp:
+        fresh = Path(tmp) / VERSION
+        generate(fresh)
+        diff = drift(OUTPUT_DIR, fresh)
+    if diff:
+        sys.stdout.writelines(diff[:200])
+        print(f"\n{OUTPUT_DIR.relative_to(ROOT)} is out of step with schemas/{VERSION}: run python tools/codegen.py")
+        return 1
+    print(f"{OUTPUT_DIR.relative_to(ROOT)} is in step with schemas/{VERSION}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
