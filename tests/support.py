@@ -37,7 +37,9 @@ def _inline(node: Any, resolver: Any) -> Any:
         if key in ANNOTATIONS or key == "$defs":
             continue
         if key in ("properties", "dependentRequired"):
-            inlined[key] = {k: _inline(v, resolver) for k, v in value.items()} if key == "properties" else copy.deepcopy(value)
+            inlined[key] = (
+                {k: _inline(v, resolver) for k, v in value.items()} if key == "properties" else copy.deepcopy(value)
+            )
         else:
             inlined[key] = _inline(value, resolver)
     return inlined
@@ -52,3 +54,63 @@ def objects(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any,
     elif isinstance(value, list):
         for index, child in enumerate(value):
             yield from objects(child, (*path, index))
+
+
+def model_entities() -> dict[str, Any]:
+    """Schema name -> the public model (or type adapter) that must agree with it."""
+    from pydantic import TypeAdapter
+
+    from gym_contract import models
+
+    return {
+        "model_call_ref": models.ModelCallRef,
+        "observation_gap": models.ObservationGap,
+        "agent_invocation": models.AgentInvocation,
+        "conversation_item": TypeAdapter(models.ConversationItem),
+        "tool_call_observation": models.ToolCallObservation,
+        "context_compaction": models.ContextCompactionObservation,
+        "sandbox_observation": models.SandboxObservation,
+        "agent_observations": models.AgentObservationBundle,
+        "trajectory": models.TrajectoryRecord,
+        "trajectory_turn": models.TrajectoryTurn,
+        "trajectory_model_call": models.TrajectoryModelCall,
+        "trajectory_tool_call": models.TrajectoryToolCall,
+        "model_call_record": models.ModelCallRecord,
+        "model_call_capture": models.ModelCallCapture,
+        "capture_exchange": models.CaptureExchange,
+        "agent_outcome": models.AgentOutcome,
+    }
+
+
+def model_accepts(model: Any, data: Any) -> bool:
+    """Whether the model accepts ``data``, checked from Python objects and from JSON text alike."""
+    import json
+
+    from pydantic import ValidationError
+
+    validate_python = getattr(model, "model_validate", None) or model.validate_python
+    validate_json = getattr(model, "model_validate_json", None) or model.validate_json
+    try:
+        validate_python(data)
+        python_verdict = True
+    except ValidationError:
+        python_verdict = False
+    try:
+        validate_json(json.dumps(data))
+        json_verdict = True
+    except ValidationError:
+        json_verdict = False
+    assert python_verdict == json_verdict, f"Python and JSON validation disagree on {data!r}"
+    return python_verdict
+
+
+def dump(model: Any, instance: Any) -> Any:
+    """JSON-mode dump of a validated instance, for a model class or a type adapter."""
+    if hasattr(model, "dump_python"):
+        return model.dump_python(instance, mode="json")
+    return instance.model_dump(mode="json")
+
+
+def load(model: Any, data: Any) -> Any:
+    validate_python = getattr(model, "model_validate", None) or model.validate_python
+    return validate_python(data)

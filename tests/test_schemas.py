@@ -81,9 +81,7 @@ def _examples():
 def test_every_example_validates(name, example):
     if "#" in name:
         stem, pointer = name.split("#")
-        validator = Draft202012Validator(
-            {"$ref": f"{DOCUMENTS[stem]['$id']}#{pointer}"}, registry=schemas.registry()
-        )
+        validator = Draft202012Validator({"$ref": f"{DOCUMENTS[stem]['$id']}#{pointer}"}, registry=schemas.registry())
     else:
         validator = schemas.validator(name)
     assert [error.message for error in validator.iter_errors(example)] == []
@@ -159,3 +157,18 @@ def test_gap_code_registry_holds_the_codes_the_engine_relies_on():
         "model_call_capture_records_unreadable",
     ):
         assert code in known
+
+
+def test_an_installed_wheel_ships_the_schemas():
+    from importlib import metadata
+
+    try:
+        files = metadata.files("gym-contract") or []
+    except metadata.PackageNotFoundError:
+        pytest.skip("gym-contract is not installed")
+    shipped = {str(path) for path in files}
+    if not any(name.startswith("gym_contract/") and name.endswith(".py") for name in shipped):
+        pytest.skip("gym-contract is installed in editable mode")
+    for name in DOCUMENTS:
+        assert f"gym_contract/_schemas/v1/{name}.schema.json" in shipped
+    assert "gym_contract/_schemas/v1/gap_codes.json" in shipped

@@ -1,0 +1,77 @@
+"""Generated models stay in step with the schemas: tools/codegen.py --check passes, and fails on a hand edit."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support import REPO
+
+
+def _check(root: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(root / "tools" / "codegen.py"), "--check"], capture_output=True, text=True, check=False
+    )
+
+
+@pytest.fixture(scope="module")
+def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of what codegen reads and writes, so that tests may damage it."""
+    root = tmp_path_factory.mktemp("checkout")
+    for part in ("schemas", "tools", "gym_contract/_generated"):
+        shutil.copytree(REPO / part, root / part)
+    return root
+
+
+def test_committed_models_are_in_step():
+    result = _check(REPO)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_hand_edit_of_a_generated_file_is_caught(checkout: Path):
+    target = checkout / "gym_contract" / "_generated" / "v1" / "trajectory_schema.py"
+    original = target.read_text()
+    target.write_text(original.replace("turn_no:", "turn_number:", 1))
+    try:
+        result = _check(checkout)
+    finally:
+        target.write_text(original)
+    assert result.returncode == 1
+    assert "turn_number" in result.stdout
+    assert "out of step" in result.stdout
+
+
+def test_a_schema_edit_without_regeneration_is_caught(checkout: Path):
+    target = checkout / "schemas" / "v1" / "observation_gap.schema.json"
+    original = target.read_text()
+    target.write_text(original.replace('"detail": {', '"details": {', 1))
+    try:
+        result = _check(checkout)
+    finally:
+        target.write_text(original)
+    assert result.returncode == 1
+
+
+def test_generation_is_deterministic(checkout: Path):
+    first = _check(checkout)
+    second = _check(checkout)
+    assert first.returncode == second.returncode == 0
+
+
+def test_every_generated_module_carries_the_do_not_edit_header():
+    for module in (REPO / "gym_contract" / "_generated" / "v1").glob("*_schema.py"):
+        schema = module.name.removesuffix("_schema.py") + ".schema.json"
+        assert module.read_text().startswith(f"# generated from schemas/v1/{schema} by tools/codegen.py — do not edit")
+
+
+def test_only_the_facade_imports_generated_code():
+    importers = [
+        path.relative_to(REPO).as_posix()
+        for path in (REPO / "gym_contract").rglob("*.py")
+        if "_generated" not in path.parts and "gym_contract._generated" in path.read_text()
+    ]
+    assert importers == ["gym_contract/models.py"]
