@@ -19,6 +19,10 @@ NOT_MODELLED = {"gap_codes.schema.json"}
 
 HEADER = "# generated from schemas/{version}/{schema} by tools/codegen.py — do not edit\n"
 
+# datamodel-code-generator 0.89 imports MISSING from where Pydantic 2.12 had it; 2.14 made it stable.
+EXPERIMENTAL_MISSING = "from pydantic.experimental.missing_sentinel import MISSING"
+STABLE_MISSING = "from pydantic import MISSING"
+
 CODEGEN_ARGS = [
     "--input-file-type",
     "jsonschema",
@@ -79,7 +83,7 @@ def generate(destination: Path) -> None:
         destination.mkdir(parents=True)
         for path in sorted(raw.glob("*.py")):
             schema = path.name.removesuffix("_schema.py") + ".schema.json" if path.name != "__init__.py" else ""
-            body = path.read_text().split("\n", 1)[1]
+            body = path.read_text().split("\n", 1)[1].replace(EXPERIMENTAL_MISSING, STABLE_MISSING)
             header = (
                 HEADER.format(version=VERSION, schema=schema)
                 if schema

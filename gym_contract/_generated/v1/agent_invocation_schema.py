@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 from gym_contract._model_base import ContractModel
 from pydantic import ConfigDict, Field
-from pydantic.experimental.missing_sentinel import MISSING
+from pydantic import MISSING
 from . import model_call_ref_schema
 
 
