@@ -1,0 +1,222 @@
+"""Semantic rules of the contract: small generators that yield diagnostics about one record."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from gym_contract import schemas
+from gym_contract.diagnostics import Diagnostic, Severity
+
+ROLLOUT_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+EARLIEST_PLAUSIBLE = 946_684_800.0  # 2000-01-01T00:00:00Z
+FUTURE_TOLERANCE_S = 86_400.0
+TOKEN_FIELDS = ("prompt_tokens", "completion_tokens", "reasoning_tokens", "total_tokens", "cached_tokens")
+METRIC_TOKEN_FIELDS = ("tokens_in", "tokens_out", "tokens_reasoning", "tokens_total", "cached_tokens")
+
+Rule = Callable[[dict[str, Any], "Context"], Iterator[Diagnostic]]
+
+
+class Context:
+    """What rules need besides the record: the moment of validation and the record's container."""
+
+    def __init__(self, now: float, container: str) -> None:
+        self.now = now
+        self.container = container  # "bundle" or "trajectory": some rules are stricter in a trajectory
+
+
+def pointer(*parts: object) -> str:
+    """A JSON Pointer from path parts."""
+    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in parts)
+
+
+def _dicts(value: Any) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The objects of a list, with their positions; anything else is the schema's business."""
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            if isinstance(item, dict):
+                yield index, item
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+# ------------------------------------------------------------------------------------------ pieces
+
+
+def invocation_rules(invocations: list[tuple[str, dict[str, Any]]], ctx: Context) -> Iterator[Diagnostic]:
+    """Unique ids, acyclic parent links, present parents, spawning tool calls that exist."""
+    by_id: dict[str, tuple[str, dict[str, Any]]] = {}
+    for path, invocation in invocations:
+        invocation_id = invocation.get("invocation_id")
+        if not isinstance(invocation_id, str):
+            continue
+        if invocation_id in by_id:
+            yield Diagnostic.of(
+                "invocation_id_duplicate",
+                f"invocation_id {invocation_id!r} is already used at {by_id[invocation_id][0]}",
+                pointer_join(path, "invocation_id"),
+            )
+            continue
+        by_id[invocation_id] = (path, invocation)
+    reported_cycles: set[frozenset[str]] = set()
+    for invocation_id, (path, invocation) in by_id.items():
+        parent = invocation.get("parent_invocation_id")
+        if not isinstance(parent, str):
+            continue
+        if parent not in by_id:
+            yield Diagnostic.of(
+                "parent_invocation_missing",
+                f"parent {parent!r} is not in this {ctx.container}; the tree is partial",
+                pointer_join(path, "parent_invocation_id"),
+            )
+        else:
+            cycle = _cycle_from(invocation_id, by_id)
+            if cycle and frozenset(cycle) not in reported_cycles:
+                reported_cycles.add(frozenset(cycle))
+                yield Diagnostic.of(
+                    "invocation_parent_cycle",
+                    "parent links form a cycle: " + " → ".join([*cycle, cycle[0]]),
+                    pointer_join(path, "parent_invocation_id"),
+                )
+            spawned_by = invocation.get("spawned_by_tool_call_id")
+            if isinstance(spawned_by, str) and spawned_by not in _function_call_ids(by_id[parent][1]):
+                yield Diagnostic.of(
+                    "spawned_by_tool_call_missing",
+                    f"no function_call with call_id {spawned_by!r} in the conversation of parent {parent!r}",
+                    pointer_join(path, "spawned_by_tool_call_id"),
+                )
+
+
+def pointer_join(base: str, *parts: object) -> str:
+    return base + pointer(*parts)
+
+
+def _cycle_from(start: str, by_id: dict[str, tuple[str, dict[str, Any]]]) -> list[str]:
+    """The cycle reached from ``start`` by parent links, if ``start`` lies on it."""
+    seen: list[str] = []
+    current: Any = start
+    while isinstance(current, str) and current in by_id:
+        if current in seen:
+            return seen[seen.index(current) :] if current == start else []
+        seen.append(current)
+        current = by_id[current][1].get("parent_invocation_id")
+    return []
+
+
+def _function_call_ids(invocation: dict[str, Any]) -> set[str]:
+    return {
+        item["call_id"]
+        for _, item in _dicts(invocation.get("conversation"))
+        if item.get("type") == "function_call" and isinstance(item.get("call_id"), str)
+    }
+
+
+def tool_rules(tools: list[tuple[str, dict[str, Any]]], ctx: Context) -> Iterator[Diagnostic]:
+    """Timing order and duration, and one record per (invocation_id, tool_call_id)."""
+    seen: dict[tuple[Any, Any], str] = {}
+    for path, tool in tools:
+        key = (tool.get("invocation_id"), tool.get("tool_call_id"))
+        if key in seen:
+            yield Diagnostic.of(
+                "tool_call_duplicate",
+                f"tool call {key[1]!r} of invocation {key[0]!r} is already recorded at {seen[key]}",
+                pointer_join(path, "tool_call_id"),
+            )
+        else:
+            seen[key] = path
+        started, completed = _number(tool.get("started_at")), _number(tool.get("completed_at"))
+        if started is not None and completed is not None and completed < started:
+            yield Diagnostic.of(
+                "tool_timing_reversed",
+                f"completed_at {completed} is {started - completed:.3f} s before started_at {started}",
+                pointer_join(path, "completed_at"),
+            )
+        yield from interval_rules(path, tool, ctx)
+
+
+def interval_rules(path: str, item: dict[str, Any], ctx: Context) -> Iterator[Diagnostic]:
+    """Plausible timestamps, and a duration that agrees with them."""
+    for field in ("started_at", "completed_at"):
+        yield from timestamp_rule(pointer_join(path, field), item.get(field), ctx)
+    started, completed = _number(item.get("started_at")), _number(item.get("completed_at"))
+    duration = _number(item.get("duration_ms"))
+    if None in (started, completed, duration) or not all(map(math.isfinite, (started, completed, duration))):
+        return
+    measured = (completed - started) * 1000.0  # type: ignore[operator]
+    if abs(duration - measured) > 1.0 + 0.01 * abs(measured):  # type: ignore[operator]
+        yield Diagnostic.of(
+            "duration_mismatch",
+            f"duration_ms {duration:g} but completed_at − started_at is {measured:.3f} ms",
+            pointer_join(path, "duration_ms"),
+        )
+
+
+def timestamp_rule(path: str, value: Any, ctx: Context) -> Iterator[Diagnostic]:
+    stamp = _number(value)
+    if stamp is None:
+        return
+    if not math.isfinite(stamp):
+        yield Diagnostic.of("timestamp_implausible", f"timestamp {value} is not finite", path)
+    elif stamp < EARLIEST_PLAUSIBLE:
+        yield Diagnostic.of(
+            "timestamp_implausible", f"{stamp:g} is before 2000-01-01 as UTC Unix seconds (milliseconds?)", path
+        )
+    elif stamp > ctx.now + FUTURE_TOLERANCE_S:
+        yield Diagnostic.of("timestamp_implausible", f"{stamp:g} is more than a day in the future", path)
+
+
+def reference_rule(path: str, invocation_id: Any, known: set[str], what: str, ctx: Context) -> Iterator[Diagnostic]:
+    if isinstance(invocation_id, str) and invocation_id not in known:
+        severity: Severity = "error" if ctx.container == "trajectory" else "warning"
+        yield Diagnostic.of(
+            "invocation_reference_missing",
+            f"{what} names invocation {invocation_id!r}, which is not in this {ctx.container}",
+            path,
+            severity=severity,
+        )
+
+
+def gap_rules(gaps: Any, base: str) -> Iterator[Diagnostic]:
+    known = schemas.gap_codes()
+    for index, gap in _dicts(gaps):
+        code = gap.get("code")
+        if isinstance(code, str) and code not in known:
+            yield Diagnostic.of(
+                "gap_code_unknown", f"gap code {code!r} is not in the registry", pointer_join(base, index, "code")
+            )
+
+
+def token_rules(path: str, prompt: Any, completion: Any, total: Any, cached: Any) -> Iterator[Diagnostic]:
+    prompt, completion, total, cached = map(_count, (prompt, completion, total, cached))
+    if total is not None and prompt is not None and completion is not None and total != prompt + completion:
+        yield Diagnostic.of(
+            "token_total_mismatch",
+            f"total {total} ≠ prompt {prompt} + completion {completion} = {prompt + completion}",
+            path,
+        )
+    if cached is not None and prompt is not None and cached > prompt:
+        yield Diagnostic.of("cached_tokens_exceed_prompt", f"cached {cached} > prompt {prompt}", path)
+
+
+def rollout_id_rule(path: str, value: Any) -> Iterator[Diagnostic]:
+    if isinstance(value, str) and not ROLLOUT_ID_PATTERN.fullmatch(value):
+        yield Diagnostic.of(
+            "rollout_id_invalid", f"rollout id {value!r} does not match ^[A-Za-z0-9][A-Za-z0-9._-]*$", path
+        )
+
+
+def run_all(parts: Iterable[Iterator[Diagnostic]]) -> Iterator[Diagnostic]:
+    for part in parts:
+        yield from part

@@ -1,0 +1,198 @@
+"""Validate records against the contract: schema first, then semantic rules, every problem located."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from jsonschema.exceptions import ValidationError
+
+from gym_contract import schemas
+from gym_contract._record_rules import bundle_rules, capture_rules, exchange_rules, trajectory_rules
+from gym_contract._rules import Context, pointer, rollout_id_rule
+from gym_contract.diagnostics import ContractError, Diagnostic
+
+__all__ = ["KINDS", "ROLLOUT_ATTACHMENTS", "detect_kind", "is_valid", "iter_diagnostics", "validate"]
+
+# kind -> (schema name, semantic rules, container name the rules use in messages)
+_KIND_SPECS: dict[str, tuple[str, Callable[[dict[str, Any], Context], Iterator[Diagnostic]] | None, str]] = {
+    "bundle": ("agent_observations", bundle_rules, "bundle"),
+    "trajectory": ("trajectory", trajectory_rules, "trajectory"),
+    "model_call_capture": ("model_call_capture", capture_rules, "capture"),
+    "capture_exchange": ("capture_exchange", exchange_rules, "capture"),
+    "agent_outcome": ("agent_outcome", None, "outcome"),
+}
+KINDS: tuple[str, ...] = (*_KIND_SPECS, "rollout")
+
+# Attachment key of a rollout record -> kind of its value.
+ROLLOUT_ATTACHMENTS = {
+    "ng_agent_observations": "bundle",
+    "ng_model_call_capture": "model_call_capture",
+    "ng_trajectory": "trajectory",
+    "ng_agent_outcome": "agent_outcome",
+}
+_ROLLOUT_MARKERS = (*ROLLOUT_ATTACHMENTS, "_ng_task_index", "_ng_rollout_index", "responses_create_params")
+
+
+def detect_kind(obj: Any) -> str | None:
+    """The kind of a record told from its shape, or None when nothing fits."""
+    if not isinstance(obj, dict):
+        return None
+    if any(key in obj for key in _ROLLOUT_MARKERS):
+        return "rollout"
+    if "source" in obj and ("records" in obj or "gaps" in obj):
+        return "bundle"
+    if "task_id" in obj and "rollout_id" in obj:
+        return "trajectory"
+    if "rollout_id" in obj and "calls" in obj:
+        return "model_call_capture"
+    if "harness" in obj and "response_status" in obj:
+        return "agent_outcome"
+    if "model_call_id" in obj and any(key in obj for key in ("dialect", "latency_ms", "request", "response")):
+        return "capture_exchange"
+    return None
+
+
+def iter_diagnostics(obj: Any, kind: str | None = None, *, now: float | None = None) -> Iterator[Diagnostic]:
+    """Every problem of one record: schema violations, then the semantic rules of its kind.
+
+    ``kind`` is one of `KINDS`; when None it is detected from the record's shape. ``now`` (UTC Unix
+    seconds) is the moment timestamps are judged against; the current time by default.
+    """
+    if kind is not None and kind not in KINDS:
+        raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
+    if not isinstance(obj, dict):
+        yield Diagnostic.of("record_not_object", f"a record is a JSON object, not {_json_type(obj)}")
+        return
+    resolved = kind or detect_kind(obj)
+    if resolved is None:
+        yield Diagnostic.of(
+            "kind_unknown",
+            "cannot tell what kind of record this is from its keys; name it with kind= (--kind): " + ", ".join(KINDS),
+        )
+        return
+    ctx_now = time.time() if now is None else now
+    if resolved == "rollout":
+        yield from _rollout_diagnostics(obj, ctx_now)
+    else:
+        yield from _record_diagnostics(obj, resolved, ctx_now)
+
+
+def _record_diagnostics(obj: dict[str, Any], kind: str, now: float) -> Iterator[Diagnostic]:
+    schema_name, rules, container = _KIND_SPECS[kind]
+    schema_id = schemas.schema_id(schema_name)
+    for error in schemas.validator(schema_name).iter_errors(obj):
+        yield _schema_diagnostic(error, schema_id, kind)
+    if rules is not None:
+        for diagnostic in rules(obj, Context(now, container)):
+            yield diagnostic.at(kind=kind)
+
+
+def _rollout_diagnostics(row: dict[str, Any], now: float) -> Iterator[Diagnostic]:
+    """A rollout record: each attachment checked as its own kind, its paths under the attachment key."""
+    explicit = row.get("_ng_rollout_id")
+    if explicit is not None and not isinstance(explicit, str):
+        yield Diagnostic.of("rollout_id_invalid", "_ng_rollout_id must be a string", "/_ng_rollout_id", kind="rollout")
+    for diagnostic in rollout_id_rule("/_ng_rollout_id", explicit):
+        yield diagnostic.at(kind="rollout")
+    for key, kind in ROLLOUT_ATTACHMENTS.items():
+        value = row.get(key)
+        if value is None:
+            continue
+        prefix = pointer(key)
+        if not isinstance(value, dict):
+            yield Diagnostic.of(
+                "schema_violation",
+                f"{key} must be an object, not {_json_type(value)}",
+                prefix,
+                kind=kind,
+                keyword="type",
+            )
+            continue
+        for diagnostic in _record_diagnostics(value, kind, now):
+            yield diagnostic.at(path=prefix + diagnostic.path)
+
+
+def validate(obj: Any, kind: str | None = None, *, now: float | None = None) -> None:
+    """Raise one `ContractError` carrying every diagnostic when any of them is an error."""
+    diagnostics = list(iter_diagnostics(obj, kind, now=now))
+    if any(diagnostic.severity == "error" for diagnostic in diagnostics):
+        raise ContractError(diagnostics)
+
+
+def is_valid(obj: Any, kind: str | None = None, *, now: float | None = None) -> bool:
+    """Whether the record has no error-severity diagnostic (warnings and infos allowed)."""
+    return not any(diagnostic.severity == "error" for diagnostic in iter_diagnostics(obj, kind, now=now))
+
+
+# ----------------------------------------------------------------------------- schema diagnostics
+
+_BRANCH_KEYS = ("kind", "type")
+_INSTANCE_PREVIEW = 80
+
+
+def _schema_diagnostic(error: ValidationError, schema_id: str, kind: str) -> Diagnostic:
+    leaf = _most_relevant(error)
+    return Diagnostic.of(
+        "schema_violation",
+        _message(leaf),
+        pointer(*leaf.absolute_path),
+        kind=kind,
+        schema_id=schema_id,
+        keyword=str(leaf.validator),
+    )
+
+
+def _most_relevant(error: ValidationError) -> ValidationError:
+    """For `anyOf`/`oneOf` failures, the error of the branch the instance was meant for.
+
+    Records and items name their branch with `kind` or `type`; the branch whose constant matches
+    is the one to explain. Otherwise the deepest error says the most.
+    """
+    if not error.context:
+        return error
+    instance = error.instance
+    by_branch: dict[int, list[ValidationError]] = {}
+    for sub in error.context:
+        by_branch.setdefault(sub.schema_path[0] if sub.schema_path else -1, []).append(sub)
+    if isinstance(instance, dict):
+        for branch_errors in by_branch.values():
+            mismatched_tag = any(
+                sub.validator == "const"
+                and list(sub.relative_path) in ([key] for key in _BRANCH_KEYS if key in instance)
+                for sub in branch_errors
+            )
+            if not mismatched_tag and any(key in instance for key in _BRANCH_KEYS):
+                return _most_relevant(max(branch_errors, key=lambda e: len(e.absolute_path)))
+    return error
+
+
+def _message(error: ValidationError) -> str:
+    if error.validator in ("anyOf", "oneOf"):
+        return f"{_preview(error.instance)} matches none of the allowed shapes ({error.validator})"
+    if error.validator == "additionalProperties":
+        return error.message.replace("Additional properties are not allowed", "unknown key(s) not allowed")
+    full = repr(error.instance)
+    if len(full) > _INSTANCE_PREVIEW and error.message.startswith(full):
+        return _preview(error.instance) + error.message[len(full) :]
+    return error.message
+
+
+def _preview(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= _INSTANCE_PREVIEW else text[: _INSTANCE_PREVIEW - 1] + "…"
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return type(value).__name__
