@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gym_contract.diagnostics import ContractError, Diagnostic
 from gym_contract.models import (
     AgentInvocation,
     AgentObservationBundle,
@@ -26,11 +27,13 @@ from gym_contract.models import (
     TrajectoryTurn,
 )
 from gym_contract.schemas import CONTRACT_VERSION
+from gym_contract.validation import KINDS, detect_kind, is_valid, iter_diagnostics, validate
 
 __version__ = "0.1.0"
 
 __all__ = [
     "CONTRACT_VERSION",
+    "KINDS",
     "AgentInvocation",
     "AgentObservationBundle",
     "AgentObservationRecord",
@@ -38,7 +41,9 @@ __all__ = [
     "CaptureExchange",
     "CaptureMetrics",
     "ContextCompactionObservation",
+    "ContractError",
     "ConversationItem",
+    "Diagnostic",
     "ModelCallCapture",
     "ModelCallRecord",
     "ModelCallRef",
@@ -53,4 +58,8 @@ __all__ = [
     "TrajectoryToolCall",
     "TrajectoryTurn",
     "__version__",
+    "detect_kind",
+    "is_valid",
+    "iter_diagnostics",
+    "validate",
 ]

@@ -1,0 +1,351 @@
+"""Every rule of the contract: a violating record gives its code, severity and path; a clean one gives none."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from gym_contract import ContractError, is_valid, iter_diagnostics, validate
+from gym_contract.validation import detect_kind
+
+NOW = 1_786_100_000.0
+POLICY = {"type": "responses_api_models", "name": "policy"}
+
+
+def invocation(invocation_id: str, **fields: Any) -> dict[str, Any]:
+    return {"kind": "agent_invocation", "invocation_id": invocation_id, **fields}
+
+
+def tool(invocation_id: str, tool_call_id: str, **fields: Any) -> dict[str, Any]:
+    return {"kind": "tool_call", "invocation_id": invocation_id, "tool_call_id": tool_call_id, **fields}
+
+
+def clean_bundle() -> dict[str, Any]:
+    return {
+        "source": "claude_code",
+        "records": [
+            invocation(
+                "root",
+                status="completed",
+                model_calls=[{"model_ref": POLICY, "response_id": "msg-1"}],
+                conversation=[
+                    {"role": "user", "content": "solve", "type": "message"},
+                    {"type": "function_call", "call_id": "spawn", "name": "Task", "arguments": "{}"},
+                ],
+            ),
+            invocation("child", parent_invocation_id="root", spawned_by_tool_call_id="spawn"),
+            tool("root", "spawn", started_at=1_786_000_000.0, completed_at=1_786_000_003.0, duration_ms=3000.0),
+            {
+                "kind": "context_compaction",
+                "invocation_id": "root",
+                "observed_at": 1_786_000_001.0,
+                "tokens_before": 1000,
+                "tokens_after": 200,
+            },
+        ],
+        "gaps": [{"code": "no_sandbox_runtime"}],
+    }
+
+
+def clean_trajectory() -> dict[str, Any]:
+    return {
+        "schema_version": "1.0",
+        "task_id": "7",
+        "rollout_id": "7-0",
+        "invocations": [
+            invocation(
+                "root", model_calls=[{"model_call_id": "call-a"}, {"model_ref": POLICY, "response_id": "resp_b"}]
+            )
+        ],
+        "turns": [
+            {
+                "invocation_id": "root",
+                "task_id": "7",
+                "rollout_id": "7-0",
+                "turn_no": 1,
+                "timestamp": 1_786_000_000.0,
+                "step_count": 0,
+                "model_calls": [{"model_call_id": "call-a"}],
+            },
+        ],
+        "model_calls": [
+            {
+                "model_call_id": "call-a",
+                "started_at": 1_786_000_000.0,
+                "completed_at": 1_786_000_000.5,
+                "duration_ms": 500.0,
+                "token_stats": {"prompt_tokens": 90, "completion_tokens": 20, "total_tokens": 110, "cached_tokens": 10},
+            },
+            {"model_call_id": "call-b", "response_metadata": {"response_id": "resp_b", "model_ref": POLICY}},
+        ],
+        "tool_calls": [tool("root", "t1", started_at=1_786_000_001.0, completed_at=1_786_000_001.2, duration_ms=200.0)],
+        "gaps": [{"code": "resolution_unavailable", "invocation_id": "root", "detail": None}],
+    }
+
+
+def clean_capture() -> dict[str, Any]:
+    return {
+        "rollout_id": "7-0",
+        "metrics": {
+            "tokens_in": 90,
+            "tokens_out": 20,
+            "tokens_reasoning": None,
+            "tokens_total": 110,
+            "cached_tokens": 0,
+            "latency_total_ms": 800.0,
+            "num_calls": 1,
+        },
+        "calls": [
+            {
+                "model_call_id": "a",
+                "call_index": 0,
+                "tokens_in": 90,
+                "tokens_out": 20,
+                "tokens_total": 110,
+                "cached_tokens": 0,
+                "started_at": 1_786_000_000.0,
+            }
+        ],
+    }
+
+
+CLEAN = {"bundle": clean_bundle, "trajectory": clean_trajectory, "model_call_capture": clean_capture}
+
+
+def diagnostics(record: dict[str, Any], kind: str | None = None) -> list[tuple[str, str, str]]:
+    return [(d.code, d.severity, d.path) for d in iter_diagnostics(record, kind, now=NOW)]
+
+
+@pytest.mark.parametrize("kind", sorted(CLEAN))
+def test_clean_records_give_no_diagnostic(kind):
+    assert diagnostics(CLEAN[kind](), kind) == []
+    assert detect_kind(CLEAN[kind]()) == kind
+
+
+def edit(kind: str, change) -> dict[str, Any]:
+    record = copy.deepcopy(CLEAN[kind]())
+    change(record)
+    return record
+
+
+CASES = [
+    # 9.2, kept from the reference
+    (
+        "bundle",
+        lambda b: b["records"].append(invocation("root")),
+        ("invocation_id_duplicate", "error", "/records/4/invocation_id"),
+    ),
+    (
+        "trajectory",
+        lambda t: t["invocations"].append(invocation("root")),
+        ("invocation_id_duplicate", "error", "/invocations/1/invocation_id"),
+    ),
+    (
+        "bundle",
+        lambda b: b["records"][0].update(parent_invocation_id="root"),
+        ("invocation_parent_cycle", "error", "/records/0/parent_invocation_id"),
+    ),
+    (
+        "bundle",
+        lambda b: b["records"].append(tool("root", "t9", started_at=1_786_000_005.0, completed_at=1_786_000_004.0)),
+        ("tool_timing_reversed", "error", "/records/4/completed_at"),
+    ),
+    (
+        "trajectory",
+        lambda t: t["model_calls"][1].update(model_call_id="call-a"),
+        ("model_call_id_duplicate", "error", "/model_calls/1/model_call_id"),
+    ),
+    (
+        "trajectory",
+        lambda t: t["turns"][0].update(rollout_id="7-1"),
+        ("turn_identity_mismatch", "error", "/turns/0/rollout_id"),
+    ),
+    (
+        "trajectory",
+        lambda t: t["turns"].append(dict(t["turns"][0], timestamp=1_786_000_002.0)),
+        ("turn_number_duplicate", "error", "/turns/1/turn_no"),
+    ),
+    # 9.3, ours
+    (
+        "bundle",
+        lambda b: b["records"].append(tool("ghost", "t2")),
+        ("invocation_reference_missing", "warning", "/records/4/invocation_id"),
+    ),
+    (
+        "trajectory",
+        lambda t: t["tool_calls"].append(tool("ghost", "t2")),
+        ("invocation_reference_missing", "error", "/tool_calls/1/invocation_id"),
+    ),
+    (
+        "trajectory",
+        lambda t: t["turns"][0].update(invocation_id="ghost"),
+        ("invocation_reference_missing", "error", "/turns/0/invocation_id"),
+    ),
+    (
+        "bundle",
+        lambda b: b["records"][1].update(spawned_by_tool_call_id="nope"),
+        ("spawned_by_tool_call_missing", "warning", "/records/1/spawned_by_tool_call_id"),
+    ),
+    (
+        "bundle",
+        lambda b: b["records"][1].update(parent_invocation_id="elsewhere", spawned_by_tool_call_id=None),
+        ("parent_invocation_missing", "info", "/records/1/parent_invocation_id"),
+    ),
+    (
+        "trajectory",
+        lambda t: t["tool_calls"].append(tool("root", "t1")),
+        ("tool_call_duplicate", "error", "/tool_calls/1/tool_call_id"),
+    ),
+    (
+        "bundle",
+        lambda b: b["records"][2].update(duration_ms=2900.0),
+        ("duration_mismatch", "warning", "/records/2/duration_ms"),
+    ),
+    (
+        "trajectory",
+        lambda t: t["model_calls"][0].update(duration_ms=400.0),
+        ("duration_mismatch", "warning", "/model_calls/0/duration_ms"),
+    ),
+    (
+        "bundle",
+        lambda b: b["records"][3].update(tokens_after=1200),
+        ("compaction_tokens_grew", "info", "/records/3/tokens_after"),
+    ),
+    (
+        "trajectory",
+        lambda t: t["model_calls"][0]["token_stats"].update(total_tokens=111),
+        ("token_total_mismatch", "warning", "/model_calls/0/token_stats"),
+    ),
+    (
+        "trajectory",
+        lambda t: t["model_calls"][0]["token_stats"].update(cached_tokens=91),
+        ("cached_tokens_exceed_prompt", "warning", "/model_calls/0/token_stats"),
+    ),
+    (
+        "model_call_capture",
+        lambda c: c["calls"][0].update(tokens_total=100),
+        ("token_total_mismatch", "warning", "/calls/0"),
+    ),
+    (
+        "trajectory",
+        lambda t: t["turns"][0]["model_calls"].append({"model_call_id": "call-z"}),
+        ("model_call_reference_dangling", "warning", "/turns/0/model_calls/1"),
+    ),
+    (
+        "trajectory",
+        lambda t: t["invocations"][0]["model_calls"][1].update(response_id="resp_z"),
+        ("model_call_reference_dangling", "warning", "/invocations/0/model_calls/1"),
+    ),
+    ("bundle", lambda b: b["gaps"].append({"code": "made_up_gap"}), ("gap_code_unknown", "warning", "/gaps/1/code")),
+    (
+        "trajectory",
+        lambda t: t["gaps"].append({"code": "made_up_gap"}),
+        ("gap_code_unknown", "warning", "/gaps/1/code"),
+    ),
+    (
+        "model_call_capture",
+        lambda c: c["calls"].append({"call_index": 1, "tokens_in": None}),
+        ("metrics_partial_sum", "warning", "/metrics/tokens_in"),
+    ),
+    ("trajectory", lambda t: t.update(rollout_id="-bad id"), ("rollout_id_invalid", "error", "/rollout_id")),
+    ("model_call_capture", lambda c: c.update(rollout_id="../x"), ("rollout_id_invalid", "error", "/rollout_id")),
+    (
+        "trajectory",
+        lambda t: t["turns"][0].update(timestamp=1_786_000_000_000.0),
+        ("timestamp_implausible", "warning", "/turns/0/timestamp"),
+    ),
+    (
+        "bundle",
+        lambda b: b["records"][3].update(observed_at=12.0),
+        ("timestamp_implausible", "warning", "/records/3/observed_at"),
+    ),
+    # 9.1, structure
+    ("bundle", lambda b: b["records"][2].update(status="exploded"), ("schema_violation", "error", "/records/2/status")),
+    (
+        "trajectory",
+        lambda t: t["model_calls"][0]["token_stats"].update(prompt_tokens=-1),
+        ("schema_violation", "error", "/model_calls/0/token_stats/prompt_tokens"),
+    ),
+]
+
+
+@pytest.mark.parametrize(("kind", "change", "expected"), CASES, ids=[f"{c[2][0]}@{c[2][2]}" for c in CASES])
+def test_each_rule_reports_its_code_severity_and_path(kind, change, expected):
+    found = diagnostics(edit(kind, change), kind)
+    assert expected in found, found
+
+
+def test_a_cycle_is_reported_once_whatever_its_length():
+    bundle = {
+        "source": "pi",
+        "records": [
+            invocation("a", parent_invocation_id="c"),
+            invocation("b", parent_invocation_id="a"),
+            invocation("c", parent_invocation_id="b"),
+            invocation("d", parent_invocation_id="a"),
+        ],
+    }
+    cycles = [d for d in iter_diagnostics(bundle, now=NOW) if d.code == "invocation_parent_cycle"]
+    assert len(cycles) == 1
+    assert "a → c → b → a" in cycles[0].message or "→" in cycles[0].message
+
+
+def test_schema_violations_name_keyword_and_schema():
+    record = edit("trajectory", lambda t: t["model_calls"][0]["token_stats"].update(prompt_tokens=-1))
+    (violation,) = [d for d in iter_diagnostics(record, now=NOW) if d.code == "schema_violation"]
+    assert violation.keyword == "minimum"
+    assert violation.schema_id.endswith("/v1/trajectory.schema.json")
+    assert violation.kind == "trajectory"
+
+
+def test_a_bad_conversation_item_is_explained_by_its_own_branch():
+    record = edit(
+        "trajectory", lambda t: t["invocations"][0].update(conversation=[{"type": "function_call", "name": "x"}])
+    )
+    messages = [(d.path, d.message) for d in iter_diagnostics(record, now=NOW) if d.code == "schema_violation"]
+    assert messages == [("/invocations/0/conversation/0", "'arguments' is a required property")]
+
+
+def test_rollout_records_check_each_attachment_under_its_key():
+    row = {
+        "_ng_task_index": 7,
+        "_ng_rollout_index": 0,
+        "ng_trajectory": edit("trajectory", lambda t: t["turns"][0].update(task_id="8")),
+        "ng_agent_observations": clean_bundle(),
+        "ng_model_call_capture": clean_capture(),
+    }
+    found = diagnostics(row)
+    assert found == [("turn_identity_mismatch", "error", "/ng_trajectory/turns/0/task_id")]
+
+
+def test_rollout_with_a_bad_explicit_id():
+    assert ("rollout_id_invalid", "error", "/_ng_rollout_id") in diagnostics({"_ng_rollout_id": "a/b"})
+
+
+def test_rollout_attachment_that_is_not_an_object():
+    assert diagnostics({"_ng_task_index": 1, "ng_trajectory": []}) == [("schema_violation", "error", "/ng_trajectory")]
+
+
+def test_unknown_shapes_and_non_objects():
+    assert diagnostics({"hello": 1}) == [("kind_unknown", "error", "")]
+    assert [d.code for d in iter_diagnostics([1, 2])] == ["record_not_object"]
+    with pytest.raises(ValueError, match="unknown kind"):
+        list(iter_diagnostics({}, "turn"))
+
+
+def test_validate_raises_once_with_every_diagnostic():
+    record = edit(
+        "trajectory", lambda t: (t["turns"][0].update(task_id="8"), t["tool_calls"].append(tool("root", "t1")))
+    )
+    with pytest.raises(ContractError) as caught:
+        validate(record, now=NOW)
+    assert {d.code for d in caught.value.diagnostics} == {"turn_identity_mismatch", "tool_call_duplicate"}
+    assert "turn_identity_mismatch" in str(caught.value)
+
+
+def test_warnings_do_not_make_a_record_invalid():
+    record = edit("bundle", lambda b: b["gaps"].append({"code": "made_up_gap"}))
+    assert is_valid(record, now=NOW)
+    validate(record, now=NOW)
