@@ -469,7 +469,8 @@ def read_json_document(
             yield None, element
 
 
-def _is_json_document(path: str) -> bool:
+def is_json_document(path: str) -> bool:
+    """Whether an input holds one JSON document (`.json`, also compressed) rather than JSONL."""
     name = path.lower()
     for suffix in (".gz", ".zst"):
         name = name.removesuffix(suffix)
@@ -485,15 +486,22 @@ def iter_records(
     `InputUnreadable` only when the input cannot be opened at all.
     """
     with open_source(path) as source:
-        if _is_json_document(path):
-            for line, item in read_json_document(source, max_line_bytes, stats=stats):
-                yield line, item.at(source=source.name) if isinstance(item, Diagnostic) else item
-            return
-        for raw in iter_lines(source, max_line_bytes, stats=stats):
-            if isinstance(raw, Diagnostic):
-                yield raw.line, raw.at(source=source.name)
-                continue
-            record = parse_record(raw.data)
-            if isinstance(record, Diagnostic):
-                record = record.at(line=raw.number, source=source.name)
-            yield raw.number, record
+        yield from records_of(source, json_document=is_json_document(path), max_line_bytes=max_line_bytes, stats=stats)
+
+
+def records_of(
+    source: Source, *, json_document: bool, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, stats: ReadStats | None = None
+) -> Iterator[tuple[int | None, dict[str, Any] | Diagnostic]]:
+    """The records of an open source, as `iter_records` gives them."""
+    if json_document:
+        for line, item in read_json_document(source, max_line_bytes, stats=stats):
+            yield line, item.at(source=source.name) if isinstance(item, Diagnostic) else item
+        return
+    for raw in iter_lines(source, max_line_bytes, stats=stats):
+        if isinstance(raw, Diagnostic):
+            yield raw.line, raw.at(source=source.name)
+            continue
+        record = parse_record(raw.data)
+        if isinstance(record, Diagnostic):
+            record = record.at(line=raw.number, source=source.name)
+        yield raw.number, record

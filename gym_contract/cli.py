@@ -8,9 +8,41 @@ import sys
 from collections.abc import Sequence
 
 from gym_contract import __version__, schemas
+from gym_contract._render import progress_bar, render_json, render_text
+from gym_contract.checking import DEFAULT_MAX_LINE_BYTES, InputUnreadable, check_files
+from gym_contract.validation import KINDS
 
 EXIT_OK = 0
+EXIT_FAILED = 1
 EXIT_USAGE = 2
+
+
+def _validate(args: argparse.Namespace) -> int:
+    try:
+        with progress_bar(not args.quiet and args.format == "text") as progress:
+            report = check_files(
+                args.paths,
+                args.kind,
+                max_diagnostics=args.max_diagnostics,
+                max_line_bytes=args.max_line_bytes,
+                jobs=args.jobs,
+                progress=progress,  # type: ignore[arg-type]
+            )
+    except InputUnreadable as error:
+        print(f"gym-contract: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.format == "json":
+        render_json(report, args.fail_on, sys.stdout)
+    else:
+        render_text(report, args.fail_on, sys.stdout, quiet=args.quiet)
+    return EXIT_FAILED if report.fails(args.fail_on) else EXIT_OK
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text}")
+    return value
 
 
 def _schema_list(args: argparse.Namespace) -> int:
@@ -48,6 +80,24 @@ def build_parser() -> argparse.ArgumentParser:
         "--version", action="version", version=f"gym-contract {__version__} (contract {schemas.CONTRACT_VERSION})"
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    validate = commands.add_parser(
+        "validate",
+        help="check rollout files, bundles or trajectories against the contract",
+        description="Check JSON, JSONL, .gz, .zst files or stdin (-) record by record. "
+        "Exit 0 when nothing reaches --fail-on, 1 when something does, 2 when an input cannot be opened.",
+    )
+    validate.add_argument("paths", nargs="+", metavar="PATH", help="input files; - for stdin")
+    validate.add_argument("--kind", choices=KINDS, help="kind of every record (default: told from each record's shape)")
+    validate.add_argument("--format", choices=("text", "json"), default="text")
+    validate.add_argument("--fail-on", choices=("error", "warning"), default="error")
+    validate.add_argument(
+        "--max-diagnostics", type=_positive, default=1000, help="diagnostics listed (all are counted; default 1000)"
+    )
+    validate.add_argument("--max-line-bytes", type=_positive, default=DEFAULT_MAX_LINE_BYTES, help=argparse.SUPPRESS)
+    validate.add_argument("--jobs", type=_positive, default=1, help="worker processes for large plain files")
+    validate.add_argument("--quiet", action="store_true", help="print only the summary")
+    validate.set_defaults(handler=_validate)
 
     schema = commands.add_parser("schema", help="list and print the bundled JSON Schemas")
     schema_commands = schema.add_subparsers(dest="schema_command", metavar="SUBCOMMAND", required=True)

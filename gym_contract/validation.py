@@ -32,7 +32,13 @@ ROLLOUT_ATTACHMENTS = {
     "ng_trajectory": "trajectory",
     "ng_agent_outcome": "agent_outcome",
 }
-_ROLLOUT_MARKERS = (*ROLLOUT_ATTACHMENTS, "_ng_rollout_id", "_ng_task_index", "_ng_rollout_index", "responses_create_params")
+_ROLLOUT_MARKERS = (
+    *ROLLOUT_ATTACHMENTS,
+    "_ng_rollout_id",
+    "_ng_task_index",
+    "_ng_rollout_index",
+    "responses_create_params",
+)
 
 
 def detect_kind(obj: Any) -> str | None:

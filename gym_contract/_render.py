@@ -1,0 +1,94 @@
+"""Render a validation `Report` as text for people or JSON for pipelines, and show progress on a terminal."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from itertools import groupby
+from typing import TextIO
+
+from gym_contract.diagnostics import Diagnostic, Severity, docs_url
+from gym_contract.report import Report
+
+_SEVERITY_MARK = {"error": "✗", "warning": "!", "info": "·"}
+
+
+def render_json(report: Report, fail_on: Severity, out: TextIO) -> None:
+    json.dump(report.to_dict(fail_on), out, indent=2, ensure_ascii=False)
+    out.write("\n")
+
+
+def render_text(report: Report, fail_on: Severity, out: TextIO, *, quiet: bool = False) -> None:
+    if not quiet:
+        _diagnostics_by_record(report.diagnostics, out)
+    summary = report.to_dict(fail_on)
+    write = out.write
+    write(f"\n{'FAIL' if summary['verdict'] == 'fail' else 'PASS'} (fail on {fail_on})\n")
+    write(
+        f"  lines {summary['lines']:,}  records {summary['records']:,}  "
+        f"valid {summary['valid_records']:,}  invalid {summary['invalid_records']:,}  "
+        f"damaged lines {summary['damaged_lines']:,}\n"
+    )
+    if summary["records_by_kind"]:
+        kinds = ", ".join(f"{kind} {count:,}" for kind, count in summary["records_by_kind"].items())
+        write(f"  records by kind: {kinds}\n")
+    severities = summary["diagnostics_by_severity"]
+    counts = (severities["error"], severities["warning"], severities["info"])
+    write("  diagnostics: {:,} errors, {:,} warnings, {:,} infos\n".format(*counts))
+    for code, count in summary["diagnostics_by_code"].items():
+        write(f"    {count:>8,}  {code}\n")
+    if report.truncated:
+        write(f"  (first {len(report.diagnostics):,} diagnostics listed; raise --max-diagnostics to see more)\n")
+    if summary["gaps_by_code"]:
+        write("  evidence gaps:\n")
+        for code, count in summary["gaps_by_code"].items():
+            write(f"    {count:>8,}  {code}\n")
+    if summary["model_calls"]:
+        write(f"  tokens over {summary['model_calls']:,} model calls (sum of known values; calls where unknown):\n")
+        for name, tally in summary["tokens"].items():
+            write(f"    {name:<18} {tally['sum']:>16,}   unknown in {tally['unknown']:,}\n")
+    if summary["mb_per_s"] is not None:
+        write(f"  {summary['bytes'] / 1e6:,.1f} MB in {summary['seconds']:.2f} s ({summary['mb_per_s']:,.1f} MB/s)\n")
+
+
+def _diagnostics_by_record(diagnostics: list[Diagnostic], out: TextIO) -> None:
+    def record_key(d: Diagnostic) -> tuple[str, int | None, int | None]:
+        return (d.source or "", d.line, d.record)
+
+    for (source, line, record), group in groupby(diagnostics, key=record_key):
+        where = ":".join(str(part) for part in (source, line) if part not in ("", None)) or "record"
+        items = list(group)
+        kind = next((d.kind for d in items if d.kind), None)
+        label = f" ({kind}, record {record})" if kind is not None and record is not None else ""
+        out.write(f"{where}{label}\n")
+        for d in items:
+            pointer = d.path or "/"
+            keyword = f" [{d.keyword}]" if d.keyword else ""
+            out.write(f"  {_SEVERITY_MARK[d.severity]} {d.severity} {d.code}{keyword} at {pointer}: {d.message}\n")
+            out.write(f"      see {docs_url(d.code)}\n")
+
+
+@contextmanager
+def progress_bar(enabled: bool) -> Iterator[object | None]:
+    """A progress bar on stderr over bytes read, only when stderr is a terminal."""
+    if not enabled or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
+
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+        transient=True,
+    ) as bar:
+        task = bar.add_task("validating", total=None)
+
+        def update(done: int, total: int | None) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update

@@ -1,0 +1,184 @@
+"""Check whole inputs — files, compressed files, stdin — record by record, into one `Report`."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, replace
+from typing import Any
+
+from gym_contract import _io
+from gym_contract.diagnostics import Diagnostic
+from gym_contract.report import Report
+from gym_contract.validation import KINDS, detect_kind, iter_diagnostics
+
+__all__ = ["DEFAULT_MAX_LINE_BYTES", "InputUnreadable", "check_files"]
+
+DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+InputUnreadable = _io.InputUnreadable
+Progress = Callable[[int, int | None], None]
+"""Called with (bytes consumed so far over all inputs, total bytes on disk or None when unknown)."""
+
+# Below this size a file is not worth the cost of starting worker processes.
+_PARALLEL_MIN_BYTES = 8 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class _Options:
+    kind: str | None
+    max_diagnostics: int
+    max_line_bytes: int
+    now: float
+
+
+def check_files(
+    paths: Sequence[str],
+    kind: str | None = None,
+    *,
+    max_diagnostics: int = 1000,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    jobs: int = 1,
+    progress: Progress | None = None,
+    now: float | None = None,
+) -> Report:
+    """Check every record of every input; raise `InputUnreadable` if an input cannot be opened at all.
+
+    Damaged lines are diagnostics in the report, never exceptions. With ``jobs`` > 1, a large plain
+    file is cut at line boundaries into shares that worker processes check in parallel.
+    """
+    if kind is not None and kind not in KINDS:
+        raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
+    options = _Options(kind, max_diagnostics, max_line_bytes, time.time() if now is None else now)
+    started = time.perf_counter()
+    report = Report(max_diagnostics=max_diagnostics)
+    sizes = [_size(path) for path in paths]
+    total = None if None in sizes else sum(s for s in sizes if s is not None)
+    done = 0
+    for path, size in zip(paths, sizes, strict=True):
+        shares = _shares(path, size, jobs)
+        if len(shares) > 1:
+            part = _check_in_parallel(path, shares, options)
+            done += size or 0
+            if progress:
+                progress(done, total)
+        else:
+            part = _check_source(path, options, progress, done, total)
+            done += part.bytes if size is None else size
+        report.merge(part)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _size(path: str) -> int | None:
+    if path == "-":
+        return None
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return None
+
+
+def _check_source(path: str, options: _Options, progress: Progress | None, done: int, total: int | None) -> Report:
+    with _io.open_source(path) as source:
+        report = _check_open_source(source, _io.is_json_document(path), options, progress, done, total)
+    if progress:
+        progress(done + report.bytes, total)
+    return report
+
+
+def _check_open_source(
+    source: _io.Source,
+    json_document: bool,
+    options: _Options,
+    progress: Progress | None = None,
+    done: int = 0,
+    total: int | None = None,
+) -> Report:
+    report = Report(max_diagnostics=options.max_diagnostics)
+    report.inputs.append(source.name)
+    stats = _io.ReadStats()
+    records = _io.records_of(source, json_document=json_document, max_line_bytes=options.max_line_bytes, stats=stats)
+    for index, (line, entry) in enumerate(records):
+        _check_entry(report, entry, line, index, source.name, options)
+        if progress and index % 64 == 0:
+            progress(done + source.consumed(), total)
+    report.bytes += source.consumed()
+    report.lines += stats.lines_seen
+    report.blank_lines += stats.blank_lines
+    return report
+
+
+def _check_entry(report: Report, entry: Any, line: int | None, index: int, name: str, options: _Options) -> None:
+    if isinstance(entry, Diagnostic):
+        report.add_damaged_line(entry if entry.line is not None or line is None else entry.at(line=line))
+        return
+    kind = options.kind or detect_kind(entry)
+    diagnostics = [d.at(line=line, record=index, source=name) for d in iter_diagnostics(entry, kind, now=options.now)]
+    report.add_record(kind, entry, diagnostics)
+
+
+# ------------------------------------------------------------------------------------------ parallel
+
+
+def _shares(path: str, size: int | None, jobs: int) -> list[tuple[int, int]]:
+    """Byte ranges of a plain JSONL file that start and end on line boundaries, one per job."""
+    if jobs <= 1 or size is None or size < _PARALLEL_MIN_BYTES or _io.is_json_document(path):
+        return [(0, size or 0)]
+    with _io.open_source(path) as source:
+        if source.compression is not None:
+            return [(0, size)]
+    with open(path, "rb") as handle:
+        cuts = [0]
+        for job in range(1, jobs):
+            handle.seek(size * job // jobs)
+            handle.readline()
+            cuts.append(max(handle.tell(), cuts[-1]))
+    cuts.append(size)
+    return [(start, end) for start, end in itertools.pairwise(cuts) if end > start]
+
+
+def _check_in_parallel(path: str, shares: list[tuple[int, int]], options: _Options) -> Report:
+    with ProcessPoolExecutor(max_workers=len(shares)) as pool:
+        results = list(pool.map(_check_share, [(path, start, end, options) for start, end in shares]))
+    report = Report(max_diagnostics=options.max_diagnostics)
+    first_line = 0
+    first_record = 0
+    for part in results:
+        # Workers number lines and records from the start of their share; shift them into place.
+        part.diagnostics = [
+            replace(
+                d,
+                line=None if d.line is None else d.line + first_line,
+                record=None if d.record is None else d.record + first_record,
+            )
+            for d in part.diagnostics
+        ]
+        report.merge(part)
+        first_line += part.lines
+        first_record += part.records + part.damaged_lines
+    report.inputs = [path]
+    return report
+
+
+def _check_share(task: tuple[str, int, int, _Options]) -> Report:
+    path, start, end, options = task
+    with open(path, "rb") as handle:
+        handle.seek(start)
+        with _io.Source(path, _ShareOfFile(handle, end - start), size=end - start) as source:
+            return _check_open_source(source, False, options)
+
+
+class _ShareOfFile:
+    """Reads at most ``length`` bytes of an open file from where it stands."""
+
+    def __init__(self, handle: Any, length: int) -> None:
+        self._handle = handle
+        self._left = length
+
+    def read(self, size: int) -> bytes:
+        data = self._handle.read(min(size, self._left)) if self._left > 0 else b""
+        self._left -= len(data)
+        return data
