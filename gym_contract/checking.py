@@ -23,7 +23,7 @@ Progress = Callable[[int, int | None], None]
 """Called with (bytes consumed so far over all inputs, total bytes on disk or None when unknown)."""
 
 # Below this size a file is not worth the cost of starting worker processes.
-_PARALLEL_MIN_BYTES = 8 * 1024 * 1024
+_PARALLEL_MIN_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,203 @@
+"""`gym-contract validate` on good and damaged inputs, run as a user runs it."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gym_contract import schemas
+
+TRAJECTORY = schemas.get("trajectory")["examples"][0]
+GOOD = json.dumps(TRAJECTORY).encode()
+BAD_TURN = json.dumps({**TRAJECTORY, "turns": [{**TRAJECTORY["turns"][0], "task_id": "8"}]}).encode()
+
+
+def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(
+        [sys.executable, "-m", "gym_contract", "validate", *args],
+        input=stdin.decode() if stdin is not None else None,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "Traceback" not in result.stderr + result.stdout
+    return result
+
+
+def report(path: Path, *args: str) -> tuple[int, dict]:
+    result = run(str(path), "--format", "json", *args)
+    return result.returncode, json.loads(result.stdout)
+
+
+def lines_file(tmp_path: Path, *lines: bytes, name: str = "rollouts.jsonl") -> Path:
+    path = tmp_path / name
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return path
+
+
+def codes_at(summary: dict) -> list[tuple[str, int]]:
+    return [(d["code"], d["line"]) for d in summary["diagnostics"]]
+
+
+def test_a_clean_file_passes(tmp_path):
+    code, summary = report(lines_file(tmp_path, GOOD, GOOD))
+    assert code == 0
+    assert summary["verdict"] == "pass"
+    assert summary["records"] == summary["valid_records"] == 2
+    assert summary["records_by_kind"] == {"trajectory": 2}
+    assert summary["tokens"]["prompt_tokens"] == {"sum": 180, "unknown": 0}
+    assert summary["gaps_by_code"] == {"resolution_unavailable": 2}
+
+
+def test_a_contract_error_fails_with_its_location(tmp_path):
+    code, summary = report(lines_file(tmp_path, GOOD, BAD_TURN, GOOD))
+    assert code == 1
+    assert codes_at(summary) == [("turn_identity_mismatch", 2)]
+    (diagnostic,) = summary["diagnostics"]
+    assert diagnostic["path"] == "/turns/0/task_id"
+    assert diagnostic["record"] == 1
+    assert diagnostic["docs"].endswith("#turn_identity_mismatch")
+    assert summary["valid_records"] == 2
+
+
+def test_text_output_groups_by_record_and_summarises(tmp_path):
+    result = run(str(lines_file(tmp_path, GOOD, BAD_TURN)))
+    assert result.returncode == 1
+    assert "rollouts.jsonl:2 (trajectory, record 1)" in result.stdout
+    assert "error turn_identity_mismatch at /turns/0/task_id" in result.stdout
+    assert "FAIL (fail on error)" in result.stdout
+    assert "resolution_unavailable" in result.stdout
+
+
+def test_fail_on_warning(tmp_path):
+    with_warning = json.dumps({**TRAJECTORY, "gaps": [{"code": "made_up"}]}).encode()
+    path = lines_file(tmp_path, with_warning)
+    assert run(str(path), "--quiet").returncode == 0
+    assert run(str(path), "--quiet", "--fail-on", "warning").returncode == 1
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        pytest.param(b"\xef\xbb\xbf" + GOOD + b"\n" + GOOD + b"\n", [], id="bom"),
+        pytest.param(GOOD + b"\r\n" + GOOD + b"\r\n", [], id="crlf"),
+        pytest.param(b"\n\n" + GOOD + b"\n   \n" + BAD_TURN + b"\n", [("turn_identity_mismatch", 5)], id="blank-lines"),
+        pytest.param(GOOD + b"\n" + b'{"task_id": "\xff"}\n' + GOOD + b"\n", [("utf8_invalid", 2)], id="utf8"),
+        pytest.param(GOOD + b"\n[1, 2]\n" + GOOD + b"\n", [("record_not_object", 2)], id="not-object"),
+        pytest.param(GOOD + b"\n" + GOOD[:100], [("json_invalid", 2)], id="truncated-last-line"),
+        pytest.param(b'{"task_id": NaN}\n' + GOOD + b"\n", [("json_invalid", 1)], id="nan"),
+        pytest.param(GOOD + b'\n{"a": Infinity}\n', [("json_invalid", 2)], id="infinity"),
+        pytest.param(
+            b'{"task_id": "7", "task_id": "8", "rollout_id": "7-0"}\n' + GOOD, [("json_duplicate_key", 1)], id="dup"
+        ),
+        pytest.param(b"[" * 100_000 + b"]" * 100_000 + b"\n" + GOOD + b"\n", [("json_invalid", 1)], id="deep"),
+    ],
+)
+def test_damaged_lines_are_diagnostics_and_the_rest_is_checked(tmp_path, content, expected):
+    path = tmp_path / "input.jsonl"
+    path.write_bytes(content)
+    code, summary = report(path)
+    assert codes_at(summary) == expected
+    assert code == (1 if expected else 0)
+    assert summary["damaged_lines"] == sum(1 for c, _ in expected if c != "turn_identity_mismatch")
+    assert summary["valid_records"] >= 1
+
+
+def test_a_line_of_50_mb_is_checked(tmp_path):
+    big = {**TRAJECTORY, "tool_calls": [{**TRAJECTORY["tool_calls"][0], "output": "x" * 50_000_000}]}
+    path = lines_file(tmp_path, json.dumps(big).encode(), BAD_TURN)
+    code, summary = report(path)
+    assert summary["records"] == 2
+    assert codes_at(summary) == [("turn_identity_mismatch", 2)]
+
+
+def test_a_line_over_the_limit_is_reported_and_skipped(tmp_path):
+    path = lines_file(tmp_path, GOOD, b'{"x": "' + b"y" * 5000 + b'"}', GOOD)
+    code, summary = report(path, "--max-line-bytes", "4096")
+    assert codes_at(summary) == [("line_too_long", 2)]
+    assert summary["records"] == 2
+
+
+def test_an_empty_file_has_nothing_to_fail(tmp_path):
+    path = tmp_path / "empty.jsonl"
+    path.write_bytes(b"")
+    code, summary = report(path)
+    assert code == 0
+    assert summary["records"] == summary["lines"] == 0
+
+
+def test_a_truncated_gzip_stream_keeps_what_came_before(tmp_path):
+    whole = gzip.compress(b"\n".join([GOOD] * 50) + b"\n")
+    path = tmp_path / "cut.jsonl.gz"
+    path.write_bytes(whole[: len(whole) * 3 // 4])
+    code, summary = report(path)
+    assert code == 1
+    assert summary["diagnostics_by_code"] == {"input_truncated": 1}
+    assert summary["records"] > 0
+
+
+def test_compressed_and_plain_inputs_agree(tmp_path):
+    plain = lines_file(tmp_path, GOOD, BAD_TURN)
+    packed = tmp_path / "rollouts.jsonl.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert codes_at(report(plain)[1]) == codes_at(report(packed)[1])
+
+
+def test_stdin(tmp_path):
+    result = run("-", "--format", "json", stdin=GOOD + b"\n" + BAD_TURN + b"\n")
+    summary = json.loads(result.stdout)
+    assert result.returncode == 1
+    assert summary["inputs"] == ["<stdin>"]
+    assert codes_at(summary) == [("turn_identity_mismatch", 2)]
+
+
+def test_a_json_document(tmp_path):
+    path = tmp_path / "trajectory.json"
+    path.write_text(json.dumps(TRAJECTORY, indent=2))
+    code, summary = report(path)
+    assert code == 0
+    assert summary["records_by_kind"] == {"trajectory": 1}
+
+
+def test_an_input_that_cannot_be_opened_is_a_one_line_error(tmp_path):
+    result = run(str(tmp_path / "missing.jsonl"))
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1
+    assert "missing.jsonl" in result.stderr
+
+
+def test_usage_errors_exit_2(tmp_path):
+    assert run(str(lines_file(tmp_path, GOOD)), "--kind", "turn").returncode == 2
+    assert run(str(lines_file(tmp_path, GOOD)), "--jobs", "0").returncode == 2
+
+
+def test_counts_stay_complete_when_the_list_is_capped(tmp_path):
+    path = lines_file(tmp_path, *([BAD_TURN] * 30))
+    code, summary = report(path, "--max-diagnostics", "5")
+    assert len(summary["diagnostics"]) == 5
+    assert summary["diagnostics_truncated"] is True
+    assert summary["diagnostics_by_code"] == {"turn_identity_mismatch": 30}
+    assert summary["invalid_records"] == 30
+
+
+def test_kind_can_be_forced(tmp_path):
+    code, summary = report(lines_file(tmp_path, GOOD), "--kind", "bundle")
+    assert code == 1
+    assert summary["records_by_kind"] == {"bundle": 1}
+
+
+def test_parallel_jobs_give_the_same_report(tmp_path):
+    lines = [GOOD if i % 7 else BAD_TURN for i in range(1, 800)]
+    lines[456] = b"{broken"
+    path = lines_file(tmp_path, *lines)
+    assert path.stat().st_size > 1024 * 1024  # large enough to be shared between workers
+    _, one = report(path)
+    _, two = report(path, "--jobs", "2")
+    for key in ("records", "lines", "valid_records", "invalid_records", "damaged_lines", "diagnostics_by_code"):
+        assert one[key] == two[key], key
+    assert codes_at(one) == codes_at(two)
