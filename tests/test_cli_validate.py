@@ -112,6 +112,7 @@ def test_a_line_of_50_mb_is_checked(tmp_path):
     big = {**TRAJECTORY, "tool_calls": [{**TRAJECTORY["tool_calls"][0], "output": "x" * 50_000_000}]}
     path = lines_file(tmp_path, json.dumps(big).encode(), BAD_TURN)
     code, summary = report(path)
+    assert code == 1
     assert summary["records"] == 2
     assert codes_at(summary) == [("turn_identity_mismatch", 2)]
 
@@ -119,6 +120,7 @@ def test_a_line_of_50_mb_is_checked(tmp_path):
 def test_a_line_over_the_limit_is_reported_and_skipped(tmp_path):
     path = lines_file(tmp_path, GOOD, b'{"x": "' + b"y" * 5000 + b'"}', GOOD)
     code, summary = report(path, "--max-line-bytes", "4096")
+    assert code == 1
     assert codes_at(summary) == [("line_too_long", 2)]
     assert summary["records"] == 2
 
@@ -179,6 +181,7 @@ def test_usage_errors_exit_2(tmp_path):
 def test_counts_stay_complete_when_the_list_is_capped(tmp_path):
     path = lines_file(tmp_path, *([BAD_TURN] * 30))
     code, summary = report(path, "--max-diagnostics", "5")
+    assert code == 1
     assert len(summary["diagnostics"]) == 5
     assert summary["diagnostics_truncated"] is True
     assert summary["diagnostics_by_code"] == {"turn_identity_mismatch": 30}
