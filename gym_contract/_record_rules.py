@@ -8,10 +8,13 @@ from typing import Any
 from gym_contract._rules import (
     METRIC_TOKEN_FIELDS,
     Context,
+    Path,
     _dicts,
+    _number,
     gap_rules,
     interval_rules,
     invocation_rules,
+    plausible,
     pointer,
     reference_rule,
     rollout_id_rule,
@@ -24,118 +27,124 @@ from gym_contract.diagnostics import Diagnostic
 
 def bundle_rules(bundle: dict[str, Any], ctx: Context) -> Iterator[Diagnostic]:
     """An `ng_agent_observations` bundle: the reference's two checks and ours (partial evidence is legal)."""
-    records = list(_dicts(bundle.get("records")))
-    invocations = [(pointer("records", i), r) for i, r in records if r.get("kind") == "agent_invocation"]
+    invocations: list[tuple[Path, dict[str, Any]]] = []
+    tools: list[tuple[Path, dict[str, Any]]] = []
+    compactions: list[tuple[Path, dict[str, Any]]] = []
+    by_kind = {"agent_invocation": invocations, "tool_call": tools, "context_compaction": compactions}
+    for index, record in _dicts(bundle.get("records")):
+        group = by_kind.get(record.get("kind"))  # type: ignore[arg-type]
+        if group is not None:
+            group.append((("records", index), record))
     yield from invocation_rules(invocations, ctx)
     known = {r["invocation_id"] for _, r in invocations if isinstance(r.get("invocation_id"), str)}
-    tools = [(pointer("records", i), r) for i, r in records if r.get("kind") == "tool_call"]
     yield from tool_rules(tools, ctx)
     for path, tool in tools:
-        yield from reference_rule(path + "/invocation_id", tool.get("invocation_id"), known, "tool call", ctx)
-    for index, record in records:
-        path = pointer("records", index)
-        if record.get("kind") == "context_compaction":
-            yield from reference_rule(path + "/invocation_id", record.get("invocation_id"), known, "compaction", ctx)
-            yield from compaction_rules(path, record, ctx)
-    yield from gap_rules(bundle.get("gaps"), "/gaps")
+        yield from reference_rule(path, tool.get("invocation_id"), known, "tool call", ctx)
+    for path, compaction in compactions:
+        yield from reference_rule(path, compaction.get("invocation_id"), known, "compaction", ctx)
+        yield from compaction_rules(path, compaction, ctx)
+    yield from gap_rules(bundle.get("gaps"), ("gaps",))
 
 
-def compaction_rules(path: str, compaction: dict[str, Any], ctx: Context) -> Iterator[Diagnostic]:
-    yield from timestamp_rule(path + "/observed_at", compaction.get("observed_at"), ctx)
+def compaction_rules(path: Path, compaction: dict[str, Any], ctx: Context) -> Iterator[Diagnostic]:
+    yield from timestamp_rule((*path, "observed_at"), compaction.get("observed_at"), ctx)
     before, after = compaction.get("tokens_before"), compaction.get("tokens_after")
     if isinstance(before, int) and isinstance(after, int) and after > before:
         yield Diagnostic.of(
             "compaction_tokens_grew",
             f"tokens_after {after} > tokens_before {before} (legal: producers count differently)",
-            path + "/tokens_after",
+            pointer(*path, "tokens_after"),
         )
 
 
 def trajectory_rules(trajectory: dict[str, Any], ctx: Context) -> Iterator[Diagnostic]:
     """An `ng_trajectory` record: identity, uniqueness, references, timing and token arithmetic."""
     yield from rollout_id_rule("/rollout_id", trajectory.get("rollout_id"))
-    invocations = [(pointer("invocations", i), r) for i, r in _dicts(trajectory.get("invocations"))]
+    invocations = [(("invocations", i), r) for i, r in _dicts(trajectory.get("invocations"))]
     yield from invocation_rules(invocations, ctx)
     known = {r["invocation_id"] for _, r in invocations if isinstance(r.get("invocation_id"), str)}
 
-    model_calls = list(_dicts(trajectory.get("model_calls")))
     by_id: dict[str, int] = {}
     by_response: set[tuple[Any, Any, str]] = set()
-    for index, call in model_calls:
-        path = pointer("model_calls", index)
+    for index, call in _dicts(trajectory.get("model_calls")):
+        path = ("model_calls", index)
         call_id = call.get("model_call_id")
         if isinstance(call_id, str) and call_id:
             if call_id in by_id:
                 yield Diagnostic.of(
                     "model_call_id_duplicate",
                     f"model_call_id {call_id!r} is already used by model_calls[{by_id[call_id]}]",
-                    path + "/model_call_id",
+                    pointer(*path, "model_call_id"),
                 )
             else:
                 by_id[call_id] = index
-        metadata = call.get("response_metadata") if isinstance(call.get("response_metadata"), dict) else {}
-        response_id, model_ref = metadata.get("response_id"), metadata.get("model_ref")
-        if isinstance(response_id, str) and response_id and isinstance(model_ref, dict):
-            by_response.add((model_ref.get("type"), model_ref.get("name"), response_id))
+        metadata = call.get("response_metadata")
+        if isinstance(metadata, dict):
+            response_id, model_ref = metadata.get("response_id"), metadata.get("model_ref")
+            if isinstance(response_id, str) and response_id and isinstance(model_ref, dict):
+                by_response.add((model_ref.get("type"), model_ref.get("name"), response_id))
         yield from interval_rules(path, call, ctx)
-        stats = call.get("token_stats") if isinstance(call.get("token_stats"), dict) else {}
-        yield from token_rules(
-            path + "/token_stats",
-            stats.get("prompt_tokens"),
-            stats.get("completion_tokens"),
-            stats.get("total_tokens"),
-            stats.get("cached_tokens"),
-        )
+        stats = call.get("token_stats")
+        if isinstance(stats, dict):
+            yield from token_rules(
+                (*path, "token_stats"),
+                stats.get("prompt_tokens"),
+                stats.get("completion_tokens"),
+                stats.get("total_tokens"),
+                stats.get("cached_tokens"),
+            )
 
     def resolves(ref: dict[str, Any]) -> bool:
         call_id, model_ref, response_id = ref.get("model_call_id"), ref.get("model_ref"), ref.get("response_id")
         if isinstance(call_id, str) and call_id:
             return call_id in by_id
-        return (
-            isinstance(model_ref, dict) and (model_ref.get("type"), model_ref.get("name"), response_id) in by_response
-        )
+        if not isinstance(model_ref, dict):
+            return False
+        return (model_ref.get("type"), model_ref.get("name"), response_id) in by_response
 
-    def dangling(base: str, refs: Any) -> Iterator[Diagnostic]:
+    def dangling(base: Path, refs: Any) -> Iterator[Diagnostic]:
         for index, ref in _dicts(refs):
             if not resolves(ref):
                 shown = ref.get("model_call_id") or ref.get("response_id")
                 yield Diagnostic.of(
                     "model_call_reference_dangling",
                     f"model call {shown!r} is not among this trajectory's model_calls",
-                    f"{base}/model_calls/{index}",
+                    pointer(*base, "model_calls", index),
                 )
 
     for path, invocation in invocations:
         yield from dangling(path, invocation.get("model_calls"))
 
     turns_seen: dict[tuple[Any, Any], int] = {}
+    task_id, rollout_id = trajectory.get("task_id"), trajectory.get("rollout_id")
     for index, turn in _dicts(trajectory.get("turns")):
-        path = pointer("turns", index)
-        for field in ("task_id", "rollout_id"):
-            if field in turn and turn.get(field) != trajectory.get(field):
+        path = ("turns", index)
+        for field, expected in (("task_id", task_id), ("rollout_id", rollout_id)):
+            if field in turn and turn[field] != expected:
                 yield Diagnostic.of(
                     "turn_identity_mismatch",
-                    f"turn {field} {turn.get(field)!r} differs from the trajectory's {trajectory.get(field)!r}",
-                    f"{path}/{field}",
+                    f"turn {field} {turn[field]!r} differs from the trajectory's {expected!r}",
+                    pointer(*path, field),
                 )
         key = (turn.get("invocation_id"), turn.get("turn_no"))
         if key in turns_seen:
             yield Diagnostic.of(
                 "turn_number_duplicate",
                 f"turn {key[1]!r} of invocation {key[0]!r} already appears at turns[{turns_seen[key]}]",
-                path + "/turn_no",
+                pointer(*path, "turn_no"),
             )
         else:
             turns_seen[key] = index
-        yield from reference_rule(path + "/invocation_id", turn.get("invocation_id"), known, "turn", ctx)
-        yield from timestamp_rule(path + "/timestamp", turn.get("timestamp"), ctx)
+        yield from reference_rule(path, turn.get("invocation_id"), known, "turn", ctx)
+        if not plausible(_number(turn.get("timestamp")), ctx):
+            yield from timestamp_rule((*path, "timestamp"), turn.get("timestamp"), ctx)
         yield from dangling(path, turn.get("model_calls"))
 
-    tools = [(pointer("tool_calls", i), r) for i, r in _dicts(trajectory.get("tool_calls"))]
+    tools = [(("tool_calls", i), r) for i, r in _dicts(trajectory.get("tool_calls"))]
     yield from tool_rules(tools, ctx)
     for path, tool in tools:
-        yield from reference_rule(path + "/invocation_id", tool.get("invocation_id"), known, "tool call", ctx)
-    yield from gap_rules(trajectory.get("gaps"), "/gaps")
+        yield from reference_rule(path, tool.get("invocation_id"), known, "tool call", ctx)
+    yield from gap_rules(trajectory.get("gaps"), ("gaps",))
 
 
 def capture_rules(capture: dict[str, Any], ctx: Context) -> Iterator[Diagnostic]:
@@ -143,8 +152,7 @@ def capture_rules(capture: dict[str, Any], ctx: Context) -> Iterator[Diagnostic]
     yield from rollout_id_rule("/rollout_id", capture.get("rollout_id"))
     calls = list(_dicts(capture.get("calls")))
     for index, call in calls:
-        path = pointer("calls", index)
-        yield from model_call_record_rules(path, call, ctx)
+        yield from model_call_record_rules(("calls", index), call, ctx)
     metrics = capture.get("metrics")
     if isinstance(metrics, dict):
         for field in METRIC_TOKEN_FIELDS:
@@ -155,12 +163,13 @@ def capture_rules(capture: dict[str, Any], ctx: Context) -> Iterator[Diagnostic]
                     f"{field} {metrics.get(field)} sums {known} of {len(calls)} calls; the rest are unknown",
                     f"/metrics/{field}",
                 )
-    yield from gap_rules(capture.get("gaps"), "/gaps")
+    yield from gap_rules(capture.get("gaps"), ("gaps",))
 
 
-def model_call_record_rules(path: str, call: dict[str, Any], ctx: Context) -> Iterator[Diagnostic]:
-    yield from timestamp_rule(path + "/started_at", call.get("started_at"), ctx)
-    yield from timestamp_rule(path + "/completed_at", call.get("completed_at"), ctx)
+def model_call_record_rules(path: Path, call: dict[str, Any], ctx: Context) -> Iterator[Diagnostic]:
+    for field in ("started_at", "completed_at"):
+        if not plausible(_number(call.get(field)), ctx):
+            yield from timestamp_rule((*path, field), call.get(field), ctx)
     yield from token_rules(
         path, call.get("tokens_in"), call.get("tokens_out"), call.get("tokens_total"), call.get("cached_tokens")
     )
@@ -168,5 +177,5 @@ def model_call_record_rules(path: str, call: dict[str, Any], ctx: Context) -> It
 
 def exchange_rules(exchange: dict[str, Any], ctx: Context) -> Iterator[Diagnostic]:
     """One raw capture line: its timestamps."""
-    yield from timestamp_rule("/started_at", exchange.get("started_at"), ctx)
-    yield from timestamp_rule("/completed_at", exchange.get("completed_at"), ctx)
+    yield from timestamp_rule(("started_at",), exchange.get("started_at"), ctx)
+    yield from timestamp_rule(("completed_at",), exchange.get("completed_at"), ctx)

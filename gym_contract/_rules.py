@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from gym_contract import schemas
@@ -19,11 +19,16 @@ METRIC_TOKEN_FIELDS = ("tokens_in", "tokens_out", "tokens_reasoning", "tokens_to
 Rule = Callable[[dict[str, Any], "Context"], Iterator[Diagnostic]]
 
 
+Path = tuple[object, ...]
+"""Where a value sits in its record; turned into a JSON Pointer only when a diagnostic is emitted."""
+
+
 class Context:
     """What rules need besides the record: the moment of validation and the record's container."""
 
     def __init__(self, now: float, container: str) -> None:
         self.now = now
+        self.latest_plausible = now + FUTURE_TOLERANCE_S
         self.container = container  # "bundle" or "trajectory": some rules are stricter in a trajectory
 
 
@@ -41,11 +46,12 @@ def _dicts(value: Any) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def _number(value: Any) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    kind = value.__class__
+    return value if kind is float else float(value) if kind is int else None
 
 
 def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return value if value.__class__ is int else None
 
 
 def _text(value: Any) -> str | None:
@@ -55,9 +61,9 @@ def _text(value: Any) -> str | None:
 # ------------------------------------------------------------------------------------------ pieces
 
 
-def invocation_rules(invocations: list[tuple[str, dict[str, Any]]], ctx: Context) -> Iterator[Diagnostic]:
+def invocation_rules(invocations: list[tuple[Path, dict[str, Any]]], ctx: Context) -> Iterator[Diagnostic]:
     """Unique ids, acyclic parent links, present parents, spawning tool calls that exist."""
-    by_id: dict[str, tuple[str, dict[str, Any]]] = {}
+    by_id: dict[str, tuple[Path, dict[str, Any]]] = {}
     for path, invocation in invocations:
         invocation_id = invocation.get("invocation_id")
         if not isinstance(invocation_id, str):
@@ -65,8 +71,8 @@ def invocation_rules(invocations: list[tuple[str, dict[str, Any]]], ctx: Context
         if invocation_id in by_id:
             yield Diagnostic.of(
                 "invocation_id_duplicate",
-                f"invocation_id {invocation_id!r} is already used at {by_id[invocation_id][0]}",
-                pointer_join(path, "invocation_id"),
+                f"invocation_id {invocation_id!r} is already used at {pointer(*by_id[invocation_id][0])}",
+                pointer(*path, "invocation_id"),
             )
             continue
         by_id[invocation_id] = (path, invocation)
@@ -79,7 +85,7 @@ def invocation_rules(invocations: list[tuple[str, dict[str, Any]]], ctx: Context
             yield Diagnostic.of(
                 "parent_invocation_missing",
                 f"parent {parent!r} is not in this {ctx.container}; the tree is partial",
-                pointer_join(path, "parent_invocation_id"),
+                pointer(*path, "parent_invocation_id"),
             )
         else:
             cycle = _cycle_from(invocation_id, by_id)
@@ -88,22 +94,18 @@ def invocation_rules(invocations: list[tuple[str, dict[str, Any]]], ctx: Context
                 yield Diagnostic.of(
                     "invocation_parent_cycle",
                     "parent links form a cycle: " + " → ".join([*cycle, cycle[0]]),
-                    pointer_join(path, "parent_invocation_id"),
+                    pointer(*path, "parent_invocation_id"),
                 )
             spawned_by = invocation.get("spawned_by_tool_call_id")
             if isinstance(spawned_by, str) and spawned_by not in _function_call_ids(by_id[parent][1]):
                 yield Diagnostic.of(
                     "spawned_by_tool_call_missing",
                     f"no function_call with call_id {spawned_by!r} in the conversation of parent {parent!r}",
-                    pointer_join(path, "spawned_by_tool_call_id"),
+                    pointer(*path, "spawned_by_tool_call_id"),
                 )
 
 
-def pointer_join(base: str, *parts: object) -> str:
-    return base + pointer(*parts)
-
-
-def _cycle_from(start: str, by_id: dict[str, tuple[str, dict[str, Any]]]) -> list[str]:
+def _cycle_from(start: str, by_id: dict[str, tuple[Path, dict[str, Any]]]) -> list[str]:
     """The cycle reached from ``start`` by parent links, if ``start`` lies on it."""
     seen: list[str] = []
     current: Any = start
@@ -123,16 +125,16 @@ def _function_call_ids(invocation: dict[str, Any]) -> set[str]:
     }
 
 
-def tool_rules(tools: list[tuple[str, dict[str, Any]]], ctx: Context) -> Iterator[Diagnostic]:
+def tool_rules(tools: list[tuple[Path, dict[str, Any]]], ctx: Context) -> Iterator[Diagnostic]:
     """Timing order and duration, and one record per (invocation_id, tool_call_id)."""
-    seen: dict[tuple[Any, Any], str] = {}
+    seen: dict[tuple[Any, Any], Path] = {}
     for path, tool in tools:
         key = (tool.get("invocation_id"), tool.get("tool_call_id"))
         if key in seen:
             yield Diagnostic.of(
                 "tool_call_duplicate",
-                f"tool call {key[1]!r} of invocation {key[0]!r} is already recorded at {seen[key]}",
-                pointer_join(path, "tool_call_id"),
+                f"tool call {key[1]!r} of invocation {key[0]!r} is already recorded at {pointer(*seen[key])}",
+                pointer(*path, "tool_call_id"),
             )
         else:
             seen[key] = path
@@ -141,73 +143,82 @@ def tool_rules(tools: list[tuple[str, dict[str, Any]]], ctx: Context) -> Iterato
             yield Diagnostic.of(
                 "tool_timing_reversed",
                 f"completed_at {completed} is {started - completed:.3f} s before started_at {started}",
-                pointer_join(path, "completed_at"),
+                pointer(*path, "completed_at"),
             )
         yield from interval_rules(path, tool, ctx)
 
 
-def interval_rules(path: str, item: dict[str, Any], ctx: Context) -> Iterator[Diagnostic]:
+def interval_rules(path: Path, item: dict[str, Any], ctx: Context) -> Iterator[Diagnostic]:
     """Plausible timestamps, and a duration that agrees with them."""
-    for field in ("started_at", "completed_at"):
-        yield from timestamp_rule(pointer_join(path, field), item.get(field), ctx)
     started, completed = _number(item.get("started_at")), _number(item.get("completed_at"))
+    if not plausible(started, ctx):
+        yield from timestamp_rule((*path, "started_at"), started, ctx)
+    if not plausible(completed, ctx):
+        yield from timestamp_rule((*path, "completed_at"), completed, ctx)
     duration = _number(item.get("duration_ms"))
-    if None in (started, completed, duration) or not all(map(math.isfinite, (started, completed, duration))):
+    if started is None or completed is None or duration is None:
         return
-    measured = (completed - started) * 1000.0  # type: ignore[operator]
-    if abs(duration - measured) > 1.0 + 0.01 * abs(measured):  # type: ignore[operator]
+    if not (math.isfinite(started) and math.isfinite(completed) and math.isfinite(duration)):
+        return
+    measured = (completed - started) * 1000.0
+    if abs(duration - measured) > 1.0 + 0.01 * abs(measured):
         yield Diagnostic.of(
             "duration_mismatch",
             f"duration_ms {duration:g} but completed_at − started_at is {measured:.3f} ms",
-            pointer_join(path, "duration_ms"),
+            pointer(*path, "duration_ms"),
         )
 
 
-def timestamp_rule(path: str, value: Any, ctx: Context) -> Iterator[Diagnostic]:
+def plausible(stamp: float | None, ctx: Context) -> bool:
+    """The common case of `timestamp_rule`, decided without building a generator."""
+    return stamp is None or EARLIEST_PLAUSIBLE <= stamp <= ctx.latest_plausible
+
+
+def timestamp_rule(path: Path, value: Any, ctx: Context) -> Iterator[Diagnostic]:
     stamp = _number(value)
-    if stamp is None:
+    if stamp is None or plausible(stamp, ctx):
         return
+    where = pointer(*path)
     if not math.isfinite(stamp):
-        yield Diagnostic.of("timestamp_implausible", f"timestamp {value} is not finite", path)
+        yield Diagnostic.of("timestamp_implausible", f"timestamp {value} is not finite", where)
     elif stamp < EARLIEST_PLAUSIBLE:
-        yield Diagnostic.of(
-            "timestamp_implausible", f"{stamp:g} is before 2000-01-01 as UTC Unix seconds (milliseconds?)", path
-        )
-    elif stamp > ctx.now + FUTURE_TOLERANCE_S:
-        yield Diagnostic.of("timestamp_implausible", f"{stamp:g} is more than a day in the future", path)
+        message = f"{stamp:g} is before 2000-01-01 as UTC Unix seconds (milliseconds?)"
+        yield Diagnostic.of("timestamp_implausible", message, where)
+    else:
+        yield Diagnostic.of("timestamp_implausible", f"{stamp:g} is more than a day in the future", where)
 
 
-def reference_rule(path: str, invocation_id: Any, known: set[str], what: str, ctx: Context) -> Iterator[Diagnostic]:
-    if isinstance(invocation_id, str) and invocation_id not in known:
+def reference_rule(path: Path, invocation_id: Any, known: set[str], what: str, ctx: Context) -> Iterator[Diagnostic]:
+    """A record of ``path`` that names an invocation must find it (a warning only in partial bundles)."""
+    if invocation_id.__class__ is str and invocation_id not in known:
         severity: Severity = "error" if ctx.container == "trajectory" else "warning"
         yield Diagnostic.of(
             "invocation_reference_missing",
             f"{what} names invocation {invocation_id!r}, which is not in this {ctx.container}",
-            path,
+            pointer(*path, "invocation_id"),
             severity=severity,
         )
 
 
-def gap_rules(gaps: Any, base: str) -> Iterator[Diagnostic]:
+def gap_rules(gaps: Any, base: Path) -> Iterator[Diagnostic]:
     known = schemas.gap_codes()
     for index, gap in _dicts(gaps):
         code = gap.get("code")
         if isinstance(code, str) and code not in known:
-            yield Diagnostic.of(
-                "gap_code_unknown", f"gap code {code!r} is not in the registry", pointer_join(base, index, "code")
-            )
+            message = f"gap code {code!r} is not in the registry"
+            yield Diagnostic.of("gap_code_unknown", message, pointer(*base, index, "code"))
 
 
-def token_rules(path: str, prompt: Any, completion: Any, total: Any, cached: Any) -> Iterator[Diagnostic]:
+def token_rules(path: Path, prompt: Any, completion: Any, total: Any, cached: Any) -> Iterator[Diagnostic]:
     prompt, completion, total, cached = map(_count, (prompt, completion, total, cached))
     if total is not None and prompt is not None and completion is not None and total != prompt + completion:
         yield Diagnostic.of(
             "token_total_mismatch",
             f"total {total} ≠ prompt {prompt} + completion {completion} = {prompt + completion}",
-            path,
+            pointer(*path),
         )
     if cached is not None and prompt is not None and cached > prompt:
-        yield Diagnostic.of("cached_tokens_exceed_prompt", f"cached {cached} > prompt {prompt}", path)
+        yield Diagnostic.of("cached_tokens_exceed_prompt", f"cached {cached} > prompt {prompt}", pointer(*path))
 
 
 def rollout_id_rule(path: str, value: Any) -> Iterator[Diagnostic]:
@@ -215,8 +226,3 @@ def rollout_id_rule(path: str, value: Any) -> Iterator[Diagnostic]:
         yield Diagnostic.of(
             "rollout_id_invalid", f"rollout id {value!r} does not match ^[A-Za-z0-9][A-Za-z0-9._-]*$", path
         )
-
-
-def run_all(parts: Iterable[Iterator[Diagnostic]]) -> Iterator[Diagnostic]:
-    for part in parts:
-        yield from part

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from jsonschema.exceptions import ValidationError
 
-from gym_contract import schemas
+from gym_contract import _fastpath, schemas
+from gym_contract._io import parse_record
 from gym_contract._record_rules import bundle_rules, capture_rules, exchange_rules, trajectory_rules
 from gym_contract._rules import Context, pointer, rollout_id_rule
 from gym_contract.diagnostics import ContractError, Diagnostic
@@ -86,16 +88,23 @@ def iter_diagnostics(obj: Any, kind: str | None = None, *, now: float | None = N
 
 
 def _record_diagnostics(obj: dict[str, Any], kind: str, now: float) -> Iterator[Diagnostic]:
-    schema_name, rules, container = _KIND_SPECS[kind]
+    schema_name = _KIND_SPECS[kind][0]
     schema_id = schemas.schema_id(schema_name)
     for error in schemas.validator(schema_name).iter_errors(obj):
         yield _schema_diagnostic(error, schema_id, kind)
+    yield from _rule_diagnostics(obj, kind, now)
+
+
+def _rule_diagnostics(obj: dict[str, Any], kind: str, now: float) -> Iterator[Diagnostic]:
+    _, rules, container = _KIND_SPECS[kind]
     if rules is not None:
         for diagnostic in rules(obj, Context(now, container)):
             yield diagnostic.at(kind=kind)
 
 
-def _rollout_diagnostics(row: dict[str, Any], now: float) -> Iterator[Diagnostic]:
+def _rollout_diagnostics(
+    row: dict[str, Any], now: float, per_attachment: Callable[..., Iterator[Diagnostic]] = _record_diagnostics
+) -> Iterator[Diagnostic]:
     """A rollout record: each attachment checked as its own kind, its paths under the attachment key."""
     explicit = row.get("_ng_rollout_id")
     if explicit is not None and not isinstance(explicit, str):
@@ -116,8 +125,58 @@ def _rollout_diagnostics(row: dict[str, Any], now: float) -> Iterator[Diagnostic
                 keyword="type",
             )
             continue
-        for diagnostic in _record_diagnostics(value, kind, now):
+        for diagnostic in per_attachment(value, kind, now):
             yield diagnostic.at(path=prefix + diagnostic.path)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedLine:
+    """What one line of a file turned out to be: a record of some kind and its diagnostics, or damage."""
+
+    kind: str | None
+    record: dict[str, Any] | None
+    """The record, or its skeleton (opaque payloads as null) when the fast path accepted it; None if damaged."""
+    diagnostics: list[Diagnostic]
+
+
+def check_line(
+    data: bytes, kind: str | None = None, *, hint: str | None = None, now: float | None = None, fast: bool = True
+) -> CheckedLine:
+    """Check one JSONL line, as cheaply as its content allows; every path gives the same diagnostics.
+
+    1. Fast: a line in canonical form (compact, keys in schema order, as the reference writes) is
+       decoded into its skeleton without building objects for opaque payloads.
+    2. Parsed: any other line is parsed whole (duplicate keys are found here) and its structure
+       checked by the compiled validator.
+    3. Explained: a record that breaks its schema is run through the validator that locates and
+       explains every violation.
+    Paths 1 and 2 only ever accept; the semantic rules run on whatever path accepted.
+    ``hint`` is the kind to try first when ``kind`` is not given (usually the previous line's).
+    """
+    moment = time.time() if now is None else now
+    attempt = kind or hint
+    if fast and attempt is not None:
+        record = _fastpath.skeleton(data, attempt)
+        if (
+            record is not None
+            and (kind is not None or detect_kind(record) == attempt)
+            and _fastpath.structurally_valid(record, attempt)
+        ):
+            return CheckedLine(attempt, record, _rules_only(record, attempt, moment))
+    parsed = parse_record(data)
+    if isinstance(parsed, Diagnostic):
+        return CheckedLine(None, None, [parsed])
+    resolved = kind or detect_kind(parsed)
+    if fast and resolved is not None and _fastpath.structurally_valid(parsed, resolved):
+        return CheckedLine(resolved, parsed, _rules_only(parsed, resolved, moment))
+    return CheckedLine(resolved, parsed, list(iter_diagnostics(parsed, resolved, now=moment)))
+
+
+def _rules_only(record: dict[str, Any], kind: str, now: float) -> list[Diagnostic]:
+    """The diagnostics of a record known to satisfy its schema: those of the semantic rules."""
+    if kind == "rollout":
+        return list(_rollout_diagnostics(record, now, per_attachment=_rule_diagnostics))
+    return list(_rule_diagnostics(record, kind, now))
 
 
 def validate(obj: Any, kind: str | None = None, *, now: float | None = None) -> None:

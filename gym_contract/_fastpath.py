@@ -1,0 +1,177 @@
+"""The fast path: decode only the contract's structure, leave opaque payloads as raw bytes, check with jsonschema_rs.
+
+The skeleton types are derived at run time from the same bundled JSON Schemas: a property whose
+schema constrains nothing (request and response bodies, tool outputs, turn questions and answers)
+is decoded as `msgspec.Raw` — its bytes are checked to be JSON but never turned into Python
+objects. Everything else is decoded as plain data and validated by `jsonschema_rs` against the
+full schema; the semantic rules then run on that skeleton. A record that fails any step is
+handed to the precise path, which explains the failure; so this path only ever has to accept.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import jsonschema_rs
+import msgspec
+
+from gym_contract import schemas
+
+_STRUCTURAL = ("type", "$ref", "anyOf", "oneOf", "allOf", "enum", "const", "properties", "items", "not", "if")
+
+
+def _is_opaque(schema: Any) -> bool:
+    """A subschema that accepts every JSON value (annotations only)."""
+    return isinstance(schema, dict) and not any(keyword in schema for keyword in _STRUCTURAL)
+
+
+class _SkeletonBuilder:
+    """Turns schemas into msgspec types that keep opaque values raw; `Any` where nothing is opaque."""
+
+    def __init__(self) -> None:
+        self._resolver = schemas.registry().resolver()
+        self._counter = 0
+
+    def for_uri(self, uri: str) -> Any:
+        # The contract's schemas are not recursive, so references are simply followed.
+        resolved = self._resolver.lookup(uri)
+        return self._build(resolved.contents, resolved.resolver)
+
+    def _build(self, schema: Any, resolver: Any) -> Any:
+        if _is_opaque(schema):
+            return msgspec.Raw
+        if not isinstance(schema, dict):
+            return Any
+        if "$ref" in schema:
+            resolved = resolver.lookup(schema["$ref"])
+            return self._build(resolved.contents, resolved.resolver)
+        alternatives = schema.get("anyOf") or schema.get("oneOf")
+        if alternatives:
+            branches = [self._build(branch, resolver) for branch in alternatives]
+            if all(branch is Any for branch in branches):
+                return Any
+            return _union(branches)
+        types = schema.get("type")
+        types = [types] if isinstance(types, str) else list(types or [])
+        built: Any = Any
+        if "properties" in schema and (not types or "object" in types):
+            built = self._struct(schema, resolver)
+        elif "items" in schema and (not types or "array" in types):
+            item = self._build(schema["items"], resolver)
+            built = Any if item is Any else list[item]  # type: ignore[valid-type]
+        if built is not Any and "null" in types:
+            return built | None
+        return built
+
+    def _struct(self, schema: dict[str, Any], resolver: Any) -> Any:
+        fields = {name: self._build(sub, resolver) for name, sub in schema["properties"].items()}
+        if all(kind is Any for kind in fields.values()):
+            return Any
+        self._counter += 1
+        return msgspec.defstruct(
+            f"{schema.get('title', 'Object')}Skeleton{self._counter}",
+            [(name, kind | msgspec.UnsetType, msgspec.UNSET) for name, kind in fields.items()],
+            forbid_unknown_fields=schema.get("additionalProperties") is False,
+            omit_defaults=True,
+        )
+
+
+def _union(branches: list[Any]) -> Any:
+    union = branches[0]
+    for branch in branches[1:]:
+        union = union | branch
+    return union
+
+
+@cache
+def _builder() -> _SkeletonBuilder:
+    return _SkeletonBuilder()
+
+
+# kind -> schema name, as in validation._KIND_SPECS
+_SCHEMA_OF_KIND = {
+    "bundle": "agent_observations",
+    "trajectory": "trajectory",
+    "model_call_capture": "model_call_capture",
+    "capture_exchange": "capture_exchange",
+    "agent_outcome": "agent_outcome",
+}
+ROLLOUT_ATTACHMENTS = {
+    "ng_agent_observations": "bundle",
+    "ng_model_call_capture": "model_call_capture",
+    "ng_trajectory": "trajectory",
+    "ng_agent_outcome": "agent_outcome",
+}
+# Rollout keys the rules or the kind detection read.
+_ROLLOUT_MARKERS = ("_ng_rollout_id", "_ng_task_index", "_ng_rollout_index")
+
+
+@cache
+def skeleton_decoder(kind: str) -> msgspec.json.Decoder[Any]:
+    """A decoder of one record of ``kind`` (not `rollout`) into its skeleton."""
+    return msgspec.json.Decoder(_builder().for_uri(schemas.schema_id(_SCHEMA_OF_KIND[kind])))
+
+
+_TOP_LEVEL = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_ENCODER = msgspec.json.Encoder()
+
+
+@cache
+def structural_validator(kind: str) -> Any:
+    """A compiled jsonschema_rs validator over the same bundled schemas (no network)."""
+    documents = [(schemas.schema_id(n), schemas.get(n)) for n in schemas.names() if "#" not in schemas.schema_id(n)]
+    registry = jsonschema_rs.Registry(documents)
+    return jsonschema_rs.validator_for({"$ref": schemas.schema_id(_SCHEMA_OF_KIND[kind])}, registry=registry)
+
+
+def _raw_to_none(value: Any) -> Any:
+    if isinstance(value, msgspec.Raw):
+        return None  # opaque: its schema accepts any JSON value, and no rule reads it
+    raise TypeError(f"unexpected {type(value).__name__} in a skeleton")
+
+
+def _decode_exactly(decoder: msgspec.json.Decoder[Any], data: bytes | memoryview) -> Any:
+    """Decode, and prove that nothing was lost on the way: the skeleton re-encodes to the very same bytes.
+
+    Compact JSON with keys in schema order — what the reference writes — passes; a repeated key in
+    the contract's objects, extra whitespace or another key order does not, and is left to the
+    slower paths, which report duplicates and accept the rest.
+    """
+    decoded = decoder.decode(data)
+    if _ENCODER.encode(decoded) != data:
+        raise ValueError("not canonical")
+    return decoded
+
+
+def skeleton(data: bytes, kind: str) -> dict[str, Any] | None:
+    """The record's structure as plain data with opaque values set to null, or None to take the slow path."""
+    try:
+        if kind == "rollout":
+            top = _decode_exactly(_TOP_LEVEL, data)
+            record: dict[str, Any] = {}
+            for key, raw in top.items():
+                attachment = ROLLOUT_ATTACHMENTS.get(key)
+                if attachment is not None and raw != b"null":
+                    decoded = _decode_exactly(skeleton_decoder(attachment), memoryview(raw))
+                    record[key] = msgspec.to_builtins(decoded, enc_hook=_raw_to_none)
+                elif key in _ROLLOUT_MARKERS or attachment is not None:
+                    record[key] = msgspec.json.decode(raw)
+                else:
+                    record[key] = None  # outside the contract: never read
+            return record
+        result = msgspec.to_builtins(_decode_exactly(skeleton_decoder(kind), data), enc_hook=_raw_to_none)
+    except (msgspec.DecodeError, msgspec.ValidationError, ValueError):
+        return None
+    return result if isinstance(result, dict) else None
+
+
+def structurally_valid(record: dict[str, Any], kind: str) -> bool:
+    """Whether a record (or skeleton) satisfies its schema; for a rollout, every attachment present."""
+    if kind != "rollout":
+        return bool(structural_validator(kind).is_valid(record))
+    for key, attachment in ROLLOUT_ATTACHMENTS.items():
+        value = record.get(key)
+        if value is not None and not (isinstance(value, dict) and structural_validator(attachment).is_valid(value)):
+            return False
+    return True
