@@ -1,0 +1,94 @@
+"""The fast path and the precise path agree on every line: same kind, same diagnostics."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from functools import cache
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis_jsonschema import from_schema
+
+from gym_contract import schemas
+from gym_contract._fastpath import skeleton
+from gym_contract.models import AgentObservationBundle, ModelCallCapture, TrajectoryRecord
+from gym_contract.validation import check_line
+from tests.support import inline
+from tests.test_agreement import mutated
+
+NOW = 1_786_100_000.0
+MODELS = {"trajectory": TrajectoryRecord, "bundle": AgentObservationBundle, "model_call_capture": ModelCallCapture}
+SCHEMA_OF = {"trajectory": "trajectory", "bundle": "agent_observations", "model_call_capture": "model_call_capture"}
+
+
+@cache
+def _instances(kind: str) -> st.SearchStrategy:
+    return from_schema(inline(SCHEMA_OF[kind]))
+
+
+def _canonical(kind: str, instance: dict) -> bytes | None:
+    """The instance as the reference writes it: compact, every key, schema order (when it is model-valid)."""
+    try:
+        return MODELS[kind].model_validate(instance).model_dump_json().encode()
+    except Exception:
+        return None
+
+
+def _agree(data: bytes, kind: str | None, hint: str | None = None) -> None:
+    fast = check_line(data, kind, hint=hint, now=NOW, fast=True)
+    precise = check_line(data, kind, hint=hint, now=NOW, fast=False)
+    assert fast.kind == precise.kind
+    assert fast.diagnostics == precise.diagnostics
+
+
+@pytest.mark.parametrize("kind", sorted(MODELS))
+def test_paths_agree_on_generated_and_broken_records(kind):
+    # Each example runs every path on three serialisations; fewer examples keep the run short.
+    @settings(max_examples=min(settings().max_examples, int(os.environ.get("FASTPATH_EXAMPLES", "12"))))
+    @given(st.one_of(_instances(kind), mutated(_instances(kind))), st.booleans())
+    def check(instance, as_hint):
+        forms = [json.dumps(instance, separators=(",", ":")).encode(), json.dumps(instance, indent=1).encode()]
+        canonical = _canonical(kind, instance)
+        if canonical is not None:
+            forms.append(canonical)
+        for data in forms:
+            _agree(data, None if as_hint else kind, hint=kind if as_hint else None)
+
+    check()
+
+
+def test_canonical_lines_take_the_fast_path():
+    example = schemas.get("trajectory")["examples"][0]
+    canonical = TrajectoryRecord.model_validate(example).model_dump_json().encode()
+    record = skeleton(canonical, "trajectory")
+    assert record is not None
+    # Opaque payloads are never built: the skeleton holds null where they were.
+    assert record["model_calls"][0]["request"] is None
+    assert record["tool_calls"][0]["output"] is None
+    assert record["turns"][0]["question"] is None
+
+
+def test_a_duplicate_key_never_takes_the_fast_path():
+    example = schemas.get("trajectory")["examples"][0]
+    canonical = TrajectoryRecord.model_validate(example).model_dump_json().encode()
+    doubled = canonical.replace(b'"task_id":"7",', b'"task_id":"7","task_id":"7",', 1)
+    assert skeleton(doubled, "trajectory") is None
+    result = check_line(doubled, "trajectory", now=NOW)
+    assert [d.code for d in result.diagnostics] == ["json_duplicate_key"]
+
+
+def test_a_rollout_line_with_attachments():
+    example = schemas.get("trajectory")["examples"][0]
+    trajectory = TrajectoryRecord.model_validate(example).model_dump(mode="json")
+    broken = copy.deepcopy(trajectory)
+    broken["turns"][0]["task_id"] = "8"
+    for attachment, expected in ((trajectory, []), (broken, ["turn_identity_mismatch"])):
+        line = orjson.dumps({"_ng_task_index": 7, "reward": 1.0, "response": {"id": "r"}, "ng_trajectory": attachment})
+        assert skeleton(line, "rollout") is not None
+        fast = check_line(line, hint="rollout", now=NOW)
+        assert [d.code for d in fast.diagnostics] == expected
+        assert fast.diagnostics == check_line(line, hint="rollout", now=NOW, fast=False).diagnostics
