@@ -131,7 +131,7 @@ def _raw_to_none(value: Any) -> Any:
     raise TypeError(f"unexpected {type(value).__name__} in a skeleton")
 
 
-def _decode_exactly(decoder: msgspec.json.Decoder[Any], data: bytes | memoryview) -> Any:
+def _decode_exactly(decoder: msgspec.json.Decoder[Any], data: bytes) -> Any:
     """Decode, and prove that nothing was lost on the way: the skeleton re-encodes to the very same bytes.
 
     Compact JSON with keys in schema order — what the reference writes — passes; a repeated key in
@@ -153,7 +153,8 @@ def skeleton(data: bytes, kind: str) -> dict[str, Any] | None:
             for key, raw in top.items():
                 attachment = ROLLOUT_ATTACHMENTS.get(key)
                 if attachment is not None and raw != b"null":
-                    decoded = _decode_exactly(skeleton_decoder(attachment), memoryview(raw))
+                    # bytes, not a memoryview: comparing a memoryview with bytes goes item by item.
+                    decoded = _decode_exactly(skeleton_decoder(attachment), bytes(raw))
                     record[key] = msgspec.to_builtins(decoded, enc_hook=_raw_to_none)
                 elif key in _ROLLOUT_MARKERS or attachment is not None:
                     record[key] = msgspec.json.decode(raw)

@@ -200,7 +200,8 @@ def test_a_default_record_is_near_150_kb_with_many_calls_and_no_problems():
     record = make_corpus.make_record(random.Random("default"), 5, 1, 150)
     assert abs(len(orjson.dumps(record)) / (150 * 1024) - 1) <= 0.25
     trajectory = record["ng_trajectory"]
-    assert 12 <= len(trajectory["model_calls"]) <= 30
+    # Requests resend the whole context, so fewer calls fill a record than with chained requests.
+    assert 10 <= len(trajectory["model_calls"]) <= 30
     assert len(trajectory["tool_calls"]) >= len(trajectory["model_calls"])
     assert problems(record) == []
     # Parallel tool calls of one invocation overlap in time, which their independent timings must show.
@@ -265,3 +266,32 @@ def test_each_defect_is_caught_by_the_schemas_or_the_consistency_checks(defect, 
         if make_corpus.inject_defect(random.Random(seed), record) == defect:
             break
     assert problems(record)
+
+
+def test_requests_resend_the_model_visible_context():
+    record = make_corpus.make_record(random.Random("history"), 1, 0, 60)
+    root = record["ng_trajectory"]["invocations"][0]
+    by_id = {call["model_call_id"]: call for call in record["ng_trajectory"]["model_calls"]}
+    requests = [by_id[ref["model_call_id"]]["request"] for ref in root["model_calls"]]
+    compacted = any(o.get("kind") == "context_compaction" for o in record["ng_agent_observations"]["records"])
+    for earlier, later in itertools.pairwise(requests):
+        assert later["previous_response_id"] is None
+        if not compacted:
+            # Each request repeats the one before it, then adds what the model and the tools said since.
+            assert later["input"][: len(earlier["input"])] == earlier["input"]
+            assert len(later["input"]) > len(earlier["input"])
+
+
+def test_chained_requests_carry_only_new_items():
+    record = make_corpus.make_record(random.Random("history"), 1, 0, 60, full_history=False)
+    requests = [call["request"] for call in record["ng_trajectory"]["model_calls"]]
+    assert any(request["previous_response_id"] for request in requests)
+
+
+def test_written_records_are_canonical_and_take_the_fast_path(tmp_path):
+    from gym_contract._fastpath import skeleton
+
+    out = tmp_path / "corpus.jsonl"
+    assert make_corpus.main([str(out), "--records", "3", "--seed", "4", "--record-kb", "30"]) == 0
+    for line in out.read_bytes().splitlines():
+        assert skeleton(line, "rollout") is not None

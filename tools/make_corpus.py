@@ -36,6 +36,8 @@ ROLLOUTS_PER_TASK = 4
 # One model call leaves ~7 KB of structure (payloads, capture record, conversation copies, tool records)
 # before any text; this spacing leaves about a fifth of a record for tool outputs and messages.
 KB_PER_MODEL_CALL = 9.0
+# Resent histories make each call's request grow with the conversation: fewer calls fill a record.
+KB_PER_MODEL_CALL_FULL_HISTORY = 12.0
 BASE_MS = 1_786_000_000_000  # mid-August 2026, UTC
 MIN_TEXT_BYTES = 24
 PAYLOAD_KEYS = ("request", "response", "request_raw", "response_raw")
@@ -183,6 +185,9 @@ def requested_tool(function_call: dict) -> dict:
 class RolloutBuilder:
     """Plays one rollout forward on a millisecond clock, keeping the evidence a harness and the capture keep."""
 
+    full_history = True
+    """Requests resend the whole model-visible context, as stateless servers need; else only new items."""
+
     def __init__(self, rng: random.Random, task: int, rollout: int) -> None:
         self.rng, self.task, self.rollout_id = rng, task, f"{task}-{rollout}"
         self.source = SOURCES[(task + rollout) % len(SOURCES)]
@@ -216,8 +221,6 @@ class RolloutBuilder:
         if self.damaged_line is not None and call_index >= self.damaged_line:
             call_index += 1  # the damaged line keeps its position in the capture file
         model_call_id, response_id = self.hex(128), f"resp_{self.hex(128)}"
-        # Requests chain by previous_response_id and so carry only new items: resending whole histories
-        # would make a record grow with the square of its length.
         request = {"model": model, "input": items, "previous_response_id": chain, "tools": self.tool_specs}
         response = {"id": response_id, "created_at": float(started // 1000), "model": model, "object": "response"}
         # Input tokens include the cached ones, as OpenAI-style servers count them.
@@ -291,12 +294,14 @@ class RolloutBuilder:
         spawn_steps = rng.sample(range(n_calls - 1), len(subagents))
         compact_step = rng.randint(2, n_calls - 1) if not parent_id and n_calls >= 4 and rng.random() < 0.35 else -1
         new_items, chain = list(conversation), None
+        visible = list(conversation)  # what the model sees: the conversation, cut back at a compaction
         context, cached, step_count = rng.randint(4000, 14000), rng.choice((0, 1024, 2048)), 0
         for step in range(n_calls):
             if step == compact_step:
                 compaction = self.compact(invocation, context)
                 context, cached, chain = compaction["tokens_after"], 0, None
                 new_items = [system, message("user", compaction["summary"]), *new_items]
+                visible = list(new_items)
             outputs, final, reasoning, answer = [], step == n_calls - 1, None, None
             if rng.random() < 0.6:
                 reasoning = self.text("prose", 0.5)
@@ -314,7 +319,11 @@ class RolloutBuilder:
                     prompt = expand(rng, SPAWN_PROMPT) if kind == "spawn" else ""
                     calls.append((kind, self.function_call(kind, prompt), prompt))
                     outputs.append(calls[-1][1])
-            ref = self.model_call(new_items, outputs, context, cached, chain)
+            if self.full_history:
+                ref = self.model_call(list(visible), outputs, context, cached, None)
+            else:
+                ref = self.model_call(new_items, outputs, context, cached, chain)
+            visible.extend(outputs)
             invocation["model_calls"].append(ref)
             if step == compact_step:
                 compaction["after_model_call"] = ref
@@ -327,6 +336,7 @@ class RolloutBuilder:
             self.turns.append(turn)
             new_items = self.run_tools(invocation_id, calls, subagents) if calls else []
             conversation.extend(new_items)
+            visible.extend(new_items)
             step_count = turn["step_count"] = step_count + len(calls)  # counted once the turn's tools have run
             # The next request repeats this prompt, which the provider serves from cache in 64-token blocks.
             cached, chain = context // 64 * 64, self.captured[-1]["response_id"]
@@ -393,10 +403,12 @@ def project(builder: RolloutBuilder, gaps: list[dict]) -> dict:
     return trajectory | {"tool_calls": tools, "gaps": gaps}
 
 
-def make_record(rng: random.Random, task: int, rollout: int, target_kb: int) -> dict:
+def make_record(rng: random.Random, task: int, rollout: int, target_kb: int, full_history: bool = True) -> dict:
     """One rollout record of about `target_kb` KiB with all three attachments, every id drawn from `rng`."""
     builder = RolloutBuilder(rng, task, rollout)
-    total_calls = max(3, round(target_kb / KB_PER_MODEL_CALL * rng.uniform(0.85, 1.15)))
+    builder.full_history = full_history
+    per_call = KB_PER_MODEL_CALL_FULL_HISTORY if full_history else KB_PER_MODEL_CALL
+    total_calls = max(3, round(target_kb / per_call * rng.uniform(0.85, 1.15)))
     head = expand(rng, "Task {n}: `tests/test_{noun}.py::test_{verb}_{noun}` fails. Fix the code in /workspace.\n\n")
     builder.run_invocation(plan_invocations(rng, total_calls), None, None, builder.text("prose", 0.5, head))
     root = builder.invocations[0]
@@ -465,6 +477,19 @@ def open_output(path: Path) -> Iterator[BinaryIO]:
             yield raw
 
 
+def as_the_reference_writes(record: dict) -> dict:
+    """Attachments dumped through the contract's models: every key, in schema order, as the reference does."""
+    from gym_contract.models import AgentObservationBundle, ModelCallCapture, TrajectoryRecord
+
+    for key, model in (("ng_trajectory", TrajectoryRecord), ("ng_agent_observations", AgentObservationBundle)):
+        record[key] = model.model_validate(record[key]).model_dump(mode="json")
+    capture = ModelCallCapture.model_validate(record["ng_model_call_capture"]).model_dump(mode="json")
+    # The capture's gaps are written only when there are some, each without its null keys.
+    gaps = [{k: v for k, v in gap.items() if v is not None} for gap in capture.pop("gaps")]
+    record["ng_model_call_capture"] = capture | ({"gaps": gaps} if gaps else {})
+    return record
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path, help="output file; a .gz or .zst suffix compresses")
@@ -472,6 +497,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, required=True, help="the same seed and arguments give the same bytes")
     parser.add_argument("--record-kb", type=int, default=150, help="size of a record in KiB (20 or more)")
     parser.add_argument("--invalid-share", type=float, default=0.0, help="share of records given one defect")
+    parser.add_argument(
+        "--requests",
+        choices=("full", "incremental"),
+        default="full",
+        help="requests resend the whole context (stateless servers, the default) or chain by previous_response_id",
+    )
     args = parser.parse_args(argv)
     if not 0 <= args.invalid_share <= 1:
         parser.error("--invalid-share must lie between 0 and 1")
@@ -484,9 +515,11 @@ def main(argv: list[str] | None = None) -> int:
         for index in range(args.records):
             # A record depends only on (seed, index), so corpora of different lengths share their prefix.
             rng = random.Random(f"{args.seed}:{index}")
-            record = make_record(rng, *divmod(index, ROLLOUTS_PER_TASK), args.record_kb)
+            record = make_record(rng, *divmod(index, ROLLOUTS_PER_TASK), args.record_kb, args.requests == "full")
             if index in defective:
                 defects[inject_defect(rng, record)] += 1
+            else:
+                record = as_the_reference_writes(record)
             line = orjson.dumps(record) + b"\n"
             out.write(line)
             written += len(line)

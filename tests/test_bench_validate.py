@@ -1,0 +1,37 @@
+"""The benchmark script runs end to end on a tiny corpus (its figures are meaningful only on a large one)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.support import REPO
+
+
+def _bench(*args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, str(REPO / "tools" / "bench_validate.py"), *args]
+    return subprocess.run(command, capture_output=True, text=True, check=False, timeout=600)
+
+
+def test_the_benchmark_reports_every_ratio():
+    result = _bench("--records", "4", "--passes", "1", "--sample", "2", "--json")
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(result.stdout[result.stdout.index("{") :])
+    assert set(figures["ratios"]) == {
+        "vs orjson + jsonschema_rs",
+        "vs orjson + jsonschema",
+        "vs pydantic",
+        "jobs 2 vs jobs 1",
+    }
+    assert all(rate > 0 for rate in figures["mb_per_s"].values())
+
+
+@pytest.mark.slow
+def test_the_full_benchmark():
+    """`python -m pytest -m slow` runs the real measurement (a ~150 MB corpus, several minutes)."""
+    result = _bench("--records", "1000", "--passes", "5")
+    assert result.returncode == 0, result.stderr
+    print(result.stdout)

@@ -1,0 +1,137 @@
+"""Measure validation throughput against the JSON-parse floor and the peers a user would pick, in one run."""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import jsonschema_rs
+import orjson
+
+from gym_contract import schemas
+from gym_contract.checking import check_files
+from gym_contract.models import AgentObservationBundle, ModelCallCapture, TrajectoryRecord
+
+ROOT = Path(__file__).resolve().parents[1]
+ATTACHMENTS = {
+    "ng_trajectory": "trajectory",
+    "ng_agent_observations": "agent_observations",
+    "ng_model_call_capture": "model_call_capture",
+}
+MODELS = {
+    "ng_trajectory": TrajectoryRecord,
+    "ng_agent_observations": AgentObservationBundle,
+    "ng_model_call_capture": ModelCallCapture,
+}
+
+
+def median_seconds(run: Callable[[], object], passes: int) -> float:
+    """Median wall time of several passes; the machine is shared, so one pass proves nothing."""
+    times = []
+    for _ in range(passes):
+        gc.collect()
+        started = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def rs_validators() -> dict[str, object]:
+    documents = [(schemas.schema_id(n), schemas.get(n)) for n in schemas.names() if "#" not in schemas.schema_id(n)]
+    registry = jsonschema_rs.Registry(documents)
+    return {
+        key: jsonschema_rs.validator_for({"$ref": schemas.schema_id(name)}, registry=registry)
+        for key, name in ATTACHMENTS.items()
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("corpus", nargs="?", type=Path, help="a rollout JSONL file (default: make one)")
+    parser.add_argument("--records", type=int, default=1000, help="records in a corpus made here")
+    parser.add_argument("--passes", type=int, default=5, help="passes per measurement; the median is reported")
+    parser.add_argument("--sample", type=int, default=20, help="records the slow peers (jsonschema) are timed on")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    args = parser.parse_args(argv)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = args.corpus
+        if corpus is None:
+            corpus = Path(tmp) / "corpus.jsonl"
+            make = [sys.executable, str(ROOT / "tools" / "make_corpus.py"), str(corpus)]
+            subprocess.run(
+                [*make, "--records", str(args.records), "--seed", "7"], check=True, stdout=subprocess.DEVNULL
+            )
+        lines = corpus.read_bytes().splitlines()
+        megabytes = sum(map(len, lines)) / 1e6
+        sample = lines[: args.sample]
+        sample_mb = sum(map(len, sample)) / 1e6
+        validators = rs_validators()
+        python_validators = {key: schemas.validator(name) for key, name in ATTACHMENTS.items()}
+
+        def orjson_floor() -> None:
+            for line in lines:
+                orjson.loads(line)
+
+        def orjson_rs() -> None:
+            for line in lines:
+                record = orjson.loads(line)
+                for key, validator in validators.items():
+                    validator.is_valid(record[key])  # type: ignore[attr-defined]
+
+        def orjson_jsonschema() -> None:
+            for line in sample:
+                record = orjson.loads(line)
+                for key, validator in python_validators.items():
+                    validator.is_valid(record[key])
+
+        def pydantic_reference() -> None:
+            for line in sample:
+                record = orjson.loads(line)
+                for key, model in MODELS.items():
+                    model.model_validate(record[key])
+
+        def ours(jobs: int) -> Callable[[], object]:
+            return lambda: check_files([str(corpus)], jobs=jobs)
+
+        report = check_files([str(corpus)])
+        assert report.records == len(lines), "every line must be a record"
+        figures = {
+            "orjson parse": megabytes / median_seconds(orjson_floor, args.passes),
+            "orjson + jsonschema_rs": megabytes / median_seconds(orjson_rs, args.passes),
+            "orjson + jsonschema (sample)": sample_mb / median_seconds(orjson_jsonschema, max(1, args.passes // 2)),
+            "pydantic model_validate (sample)": sample_mb
+            / median_seconds(pydantic_reference, max(1, args.passes // 2)),
+            "gym-contract validate": megabytes / median_seconds(ours(1), args.passes),
+            "gym-contract validate --jobs 2": megabytes / median_seconds(ours(2), args.passes),
+        }
+
+    single = figures["gym-contract validate"]
+    print(f"corpus: {len(lines)} records, {megabytes:.1f} MB; {os.cpu_count()} cores; median of {args.passes} passes")
+    print(f"verdict on the corpus: {report.records} records, {report.invalid_records} invalid")
+    for name, rate in figures.items():
+        print(f"  {name:<34} {rate:9.1f} MB/s   ours ÷ this {single / rate:6.2f}×")
+    ratios = {
+        "vs orjson + jsonschema_rs": single / figures["orjson + jsonschema_rs"],
+        "vs orjson + jsonschema": single / figures["orjson + jsonschema (sample)"],
+        "vs pydantic": single / figures["pydantic model_validate (sample)"],
+        "jobs 2 vs jobs 1": figures["gym-contract validate --jobs 2"] / single,
+    }
+    for name, ratio in ratios.items():
+        print(f"  ratio {name:<28} {ratio:7.2f}×")
+    if args.json:
+        print(json.dumps({"mb_per_s": figures, "ratios": ratios}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
