@@ -59,11 +59,9 @@ def _diagnostics_by_record(diagnostics: list[Diagnostic], out: TextIO) -> None:
 
     for (source, line, record), group in groupby(diagnostics, key=record_key):
         where = ":".join(str(part) for part in (source, line) if part not in ("", None)) or "record"
-        items = list(group)
-        kind = next((d.kind for d in items if d.kind), None)
-        label = f" ({kind}, record {record})" if kind is not None and record is not None else ""
+        label = f" (record {record})" if record is not None else ""
         out.write(f"{where}{label}\n")
-        for d in items:
+        for d in group:
             pointer = d.path or "/"
             keyword = f" [{d.keyword}]" if d.keyword else ""
             out.write(f"  {_SEVERITY_MARK[d.severity]} {d.severity} {d.code}{keyword} at {pointer}: {d.message}\n")

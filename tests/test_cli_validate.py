@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from gym_contract import schemas
+from tests.support import REPO
 
 TRAJECTORY = schemas.get("trajectory")["examples"][0]
 GOOD = json.dumps(TRAJECTORY).encode()
@@ -68,7 +69,7 @@ def test_a_contract_error_fails_with_its_location(tmp_path):
 def test_text_output_groups_by_record_and_summarises(tmp_path):
     result = run(str(lines_file(tmp_path, GOOD, BAD_TURN)))
     assert result.returncode == 1
-    assert "rollouts.jsonl:2 (trajectory, record 1)" in result.stdout
+    assert "rollouts.jsonl:2 (record 1)" in result.stdout
     assert "error turn_identity_mismatch at /turns/0/task_id" in result.stdout
     assert "FAIL (fail on error)" in result.stdout
     assert "resolution_unavailable" in result.stdout
@@ -204,3 +205,17 @@ def test_parallel_jobs_give_the_same_report(tmp_path):
     for key in ("records", "lines", "valid_records", "invalid_records", "damaged_lines", "diagnostics_by_code"):
         assert one[key] == two[key], key
     assert codes_at(one) == codes_at(two)
+
+
+def test_the_shipped_examples():
+    clean = run(str(REPO / "examples" / "rollouts.jsonl"), "--format", "json")
+    assert clean.returncode == 0
+    assert json.loads(clean.stdout)["records_by_kind"] == {"rollout": 6}
+    damaged = run(str(REPO / "examples" / "damaged_rollouts.jsonl"), "--format", "json")
+    assert damaged.returncode == 1
+    summary = json.loads(damaged.stdout)
+    assert [(d["line"], d["code"], d["path"]) for d in summary["diagnostics"]] == [
+        (1, "schema_violation", "/ng_agent_observations/records/1"),
+        (3, "schema_violation", "/ng_trajectory/tool_calls/0/duration_ms"),
+        (3, "duration_mismatch", "/ng_trajectory/tool_calls/0/duration_ms"),
+    ]
