@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from collections.abc import Sequence
@@ -15,6 +16,10 @@ from gym_contract.validation import KINDS
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+
+# Modules that add a command: each has `register(commands)`, given the subparsers of `gym-contract`,
+# and sets `handler` on its parser to a function of the parsed arguments returning the exit status.
+_COMMAND_MODULES: tuple[str, ...] = ()
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -108,6 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("name", help="schema name, as `gym-contract schema list` prints it")
     show.add_argument("--id", action="store_true", help="print only the schema's $id")
     show.set_defaults(handler=_schema_show)
+
+    for module_name in _COMMAND_MODULES:
+        importlib.import_module(module_name).register(commands)
     return parser
 
 
