@@ -248,3 +248,12 @@ def test_public_names_are_curated():
     assert "AgentObservationBundle" in gym_contract.__all__
     assert all(not name.startswith("_") or name == "__version__" for name in gym_contract.__all__)
     assert all(hasattr(gym_contract, name) for name in gym_contract.__all__)
+
+
+def test_models_accept_nested_model_instances_as_well_as_plain_data():
+    from gym_contract import ModelServerRef
+
+    ref = ModelCallRef(model_ref=ModelServerRef(type="responses_api_models", name="policy"), response_id="resp_1")
+    assert ref.model_dump(mode="json") == {"model_call_id": None, "model_ref": POLICY, "response_id": "resp_1"}
+    with pytest.raises(ValidationError, match="model_call_id, or both model_ref and response_id"):
+        ModelCallRef(model_ref=ModelServerRef(type="responses_api_models", name="policy"))
