@@ -1,0 +1,258 @@
+"""What every outcome classifier shares: error names, failure kinds, bounded messages and the evidence builder."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from typing import Any, Final
+
+from gym_contract.models import AgentOutcome, Classifier, Signal
+
+
+class OpenCodeError:
+    """The `name` values of OpenCode's assistant error union (`info.error`), defined once."""
+
+    API_ERROR: Final = "APIError"
+    CONTEXT_OVERFLOW_ERROR: Final = "ContextOverflowError"
+    PROVIDER_AUTH_ERROR: Final = "ProviderAuthError"
+    MESSAGE_OUTPUT_LENGTH_ERROR: Final = "MessageOutputLengthError"
+    MESSAGE_ABORTED_ERROR: Final = "MessageAbortedError"
+    UNKNOWN_ERROR: Final = "UnknownError"
+    STRUCTURED_OUTPUT_ERROR: Final = "StructuredOutputError"
+    CONTENT_FILTER_ERROR: Final = "ContentFilterError"
+    NAMES: Final = (
+        API_ERROR,
+        CONTEXT_OVERFLOW_ERROR,
+        PROVIDER_AUTH_ERROR,
+        MESSAGE_OUTPUT_LENGTH_ERROR,
+        MESSAGE_ABORTED_ERROR,
+        UNKNOWN_ERROR,
+        STRUCTURED_OUTPUT_ERROR,
+        CONTENT_FILTER_ERROR,
+    )
+
+
+class ClaudeCodeError:
+    """The values of Claude Code's `error` enum (synthetic assistant messages, `api_retry` events), defined once."""
+
+    AUTHENTICATION_FAILED: Final = "authentication_failed"
+    BILLING_ERROR: Final = "billing_error"
+    RATE_LIMIT: Final = "rate_limit"
+    INVALID_REQUEST: Final = "invalid_request"
+    SERVER_ERROR: Final = "server_error"
+    UNKNOWN: Final = "unknown"
+    OAUTH_ORG_NOT_ALLOWED: Final = "oauth_org_not_allowed"
+    OVERLOADED: Final = "overloaded"
+    MODEL_NOT_FOUND: Final = "model_not_found"
+    MAX_OUTPUT_TOKENS: Final = "max_output_tokens"
+    VALUES: Final = (
+        AUTHENTICATION_FAILED,
+        BILLING_ERROR,
+        RATE_LIMIT,
+        INVALID_REQUEST,
+        SERVER_ERROR,
+        UNKNOWN,
+        OAUTH_ORG_NOT_ALLOWED,
+        OVERLOADED,
+        MODEL_NOT_FOUND,
+        MAX_OUTPUT_TOKENS,
+    )
+
+
+# Failure kinds, in the order of the schema's enum.
+MODEL_CONTEXT_LIMIT: Final = "model_context_limit"
+MODEL_OUTPUT_LIMIT: Final = "model_output_limit"
+MODEL_REQUEST_ERROR: Final = "model_request_error"
+MODEL_RATE_LIMITED: Final = "model_rate_limited"
+MODEL_SERVER_ERROR: Final = "model_server_error"
+MODEL_TRANSPORT_ERROR: Final = "model_transport_error"
+MODEL_AUTH_ERROR: Final = "model_auth_error"
+CONTENT_FILTER: Final = "content_filter"
+AGENT_MAX_TURNS: Final = "agent_max_turns"
+AGENT_ABORTED: Final = "agent_aborted"
+AGENT_TIMEOUT: Final = "agent_timeout"
+AGENT_CRASH: Final = "agent_crash"
+CLEANUP_FAILURE: Final = "cleanup_failure"
+UNKNOWN_ERROR: Final = "unknown_error"
+FAILURE_KINDS: Final = (
+    MODEL_CONTEXT_LIMIT,
+    MODEL_OUTPUT_LIMIT,
+    MODEL_REQUEST_ERROR,
+    MODEL_RATE_LIMITED,
+    MODEL_SERVER_ERROR,
+    MODEL_TRANSPORT_ERROR,
+    MODEL_AUTH_ERROR,
+    CONTENT_FILTER,
+    AGENT_MAX_TURNS,
+    AGENT_ABORTED,
+    AGENT_TIMEOUT,
+    AGENT_CRASH,
+    CLEANUP_FAILURE,
+    UNKNOWN_ERROR,
+)
+TRANSIENT_KINDS: Final = frozenset(
+    {MODEL_RATE_LIMITED, MODEL_SERVER_ERROR, MODEL_TRANSPORT_ERROR, AGENT_TIMEOUT, AGENT_CRASH}
+)
+"""Kinds that say nothing about the policy and may end differently on a retry."""
+INCOMPLETE_KINDS: Final = frozenset({MODEL_CONTEXT_LIMIT, MODEL_OUTPUT_LIMIT, AGENT_MAX_TURNS})
+"""Kinds where the policy ran out of room: the run is incomplete and its partial work is kept."""
+
+MAX_ERROR_MESSAGE: Final = 16_000
+_SIGNAL_VALUE_CHARS = 200
+
+# Provider phrasings of "the prompt is too long for the model" (OUTCOME.md A.7). "request entity too large"
+# is left out on purpose: it is the reason phrase of any HTTP 413, and 413 alone is a request error.
+_OVERFLOW = re.compile(
+    r"prompt is too long"
+    r"|exceeds the context window"
+    r"|input exceeds context window"
+    r"|maximum context length is \d+"
+    r"|input token count.{0,80}exceeds the maximum"
+    r"|context length is only \d+"
+    r"|context[_ ]length[_ ]exceeded"
+    r"|requested token count exceeds",
+    re.IGNORECASE | re.DOTALL,
+)
+_STATUS_KINDS = {401: MODEL_AUTH_ERROR, 403: MODEL_AUTH_ERROR, 429: MODEL_RATE_LIMITED}
+_REQUEST_STATUSES = frozenset({400, 413, 422})
+
+
+def kind_for_status(status: int) -> str | None:
+    """The failure kind an HTTP status alone establishes, or None when it establishes none."""
+    if status in _REQUEST_STATUSES:
+        return MODEL_REQUEST_ERROR
+    if 500 <= status <= 599:
+        return MODEL_SERVER_ERROR
+    return _STATUS_KINDS.get(status)
+
+
+def overflow_phrase(text: str | None) -> str | None:
+    """The context-overflow phrasing found in a provider text, if any."""
+    if not text:
+        return None
+    match = _OVERFLOW.search(text)
+    return match.group(0) if match else None
+
+
+def body_error_code(body: str | None) -> str | None:
+    """`error.code` of a JSON provider body, when the body is JSON and has one."""
+    if not body or not body.lstrip().startswith("{"):
+        return None
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return None
+    error = parsed.get("error") if isinstance(parsed, dict) else None
+    code = error.get("code") if isinstance(error, dict) else None
+    return code if isinstance(code, str) else None
+
+
+def error_text(message: str | None, status: int | None) -> str | None:
+    """The provider message and status only, at most `MAX_ERROR_MESSAGE` characters; the status always survives."""
+    suffix = f" (status {status})" if status is not None else ""
+    text = (message or "").strip()
+    if not text:
+        return f"status {status}" if status is not None else None
+    room = MAX_ERROR_MESSAGE - len(suffix)
+    if len(text) > room:
+        text = text[: room - 1] + "…"
+    return text + suffix
+
+
+def short(value: Any) -> Any:
+    """A signal value kept short: long strings are cut, containers summarised."""
+    if isinstance(value, str) and len(value) > _SIGNAL_VALUE_CHARS:
+        return value[: _SIGNAL_VALUE_CHARS - 1] + "…"
+    if isinstance(value, (dict, list)):
+        text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+        return value if len(text) <= _SIGNAL_VALUE_CHARS else text[: _SIGNAL_VALUE_CHARS - 1] + "…"
+    return value
+
+
+def integer(value: Any) -> int | None:
+    """An integer JSON value (not a boolean), else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value if isinstance(value, int) else None
+
+
+def text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+class Evidence:
+    """Collects the signals and warnings of one classification, then builds the `AgentOutcome`."""
+
+    def __init__(self, harness: str, classifier: Classifier) -> None:
+        self.harness = harness
+        self.classifier = classifier
+        self.harness_version: str | None = None
+        self.signals: list[Signal] = []
+        self.warnings: list[str] = []
+
+    def signal(self, artifact: str, field: str, value: Any = None) -> None:
+        self.signals.append(Signal(artifact=artifact, field=field, value=short(value)))
+
+    def warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    def lines(self, items: Iterable[Any] | None, artifact: str) -> list[tuple[int, dict[str, Any]]]:
+        """Events as (index, object); raw lines are parsed, damaged or non-object lines become warnings."""
+        events: list[tuple[int, dict[str, Any]]] = []
+        damaged: list[int] = []
+        for index, item in enumerate(items or ()):
+            value = item
+            if isinstance(item, (str, bytes, bytearray)):
+                if not item.strip():
+                    continue
+                try:
+                    value = json.loads(item)
+                except ValueError:
+                    damaged.append(index)
+                    continue
+            if isinstance(value, dict):
+                events.append((index, value))
+            else:
+                damaged.append(index)
+        if damaged:
+            shown = ", ".join(str(i) for i in damaged[:5]) + (", …" if len(damaged) > 5 else "")
+            self.warn(f"{len(damaged)} {artifact} line(s) are not JSON objects and were ignored (lines[{shown}])")
+            self.signal(artifact, "damaged_lines", len(damaged))
+        return events
+
+    def outcome(
+        self,
+        kind: str | None,
+        *,
+        status_code: int | None = None,
+        error_name: str | None = None,
+        message: str | None = None,
+        retryable: bool | None = None,
+    ) -> AgentOutcome:
+        """The verdict: status and partial work follow from the kind; `retryable` from it unless it is unknown."""
+        if kind is None:
+            response_status = "completed"
+        elif kind in INCOMPLETE_KINDS:
+            response_status = "incomplete"
+        else:
+            response_status = "failed"
+        # An unknown error is retryable only when the harness itself marked it so.
+        transient = bool(retryable) if kind == UNKNOWN_ERROR else kind in TRANSIENT_KINDS
+        return AgentOutcome(
+            harness=self.harness,
+            harness_version=self.harness_version,
+            classifier=self.classifier,
+            response_status=response_status,
+            failure_kind=kind,
+            retryable=transient,
+            partial_work_retained=response_status == "incomplete",
+            status_code=status_code,
+            error_name=error_name,
+            error_message=error_text(message, status_code) if kind is not None else None,
+            signals=self.signals,
+            warnings=self.warnings,
+        )
