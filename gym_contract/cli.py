@@ -19,7 +19,7 @@ EXIT_USAGE = 2
 
 # Modules that add a command: each has `register(commands)`, given the subparsers of `gym-contract`,
 # and sets `handler` on its parser to a function of the parsed arguments returning the exit status.
-_COMMAND_MODULES: tuple[str, ...] = ()
+_COMMAND_MODULES: tuple[str, ...] = ("gym_contract._cli_outcome",)
 
 
 def _validate(args: argparse.Namespace) -> int:

@@ -1,0 +1,166 @@
+"""The `gym-contract outcome` and `gym-contract decide` commands: classify a run's end, then decide what to do."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from gym_contract.models import AgentOutcome
+from gym_contract.outcome import Policy, classify_claude_code, classify_opencode, decide
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+
+
+class _BadInputError(Exception):
+    """An input the command cannot use; its message is the one line the user sees."""
+
+
+def register(commands: Any) -> None:
+    """Add `outcome` and `decide` to the subcommands of `gym-contract`."""
+    outcome = commands.add_parser(
+        "outcome",
+        help="classify how a harness run ended; print its ng_agent_outcome as JSON",
+        description="Read a harness's artifacts and print the ng_agent_outcome (failure kind, status, signals).",
+    )
+    harnesses = outcome.add_subparsers(dest="harness", metavar="HARNESS", required=True)
+
+    opencode = harnesses.add_parser(
+        "opencode",
+        help="an OpenCode run: its `opencode export` document and optionally its `run --format json` events",
+    )
+    opencode.add_argument("export", metavar="EXPORT.json", help="the `opencode export` document; - for stdin")
+    opencode.add_argument("--events", metavar="RUN.jsonl", help="the `opencode run --format json` output")
+    _process_arguments(opencode, "OpenCode version (default: the export's info.version)")
+    opencode.set_defaults(handler=_outcome_opencode)
+
+    claude = harnesses.add_parser(
+        "claude-code", help="a Claude Code run: its `claude -p --output-format stream-json --verbose` output"
+    )
+    claude.add_argument("stream", metavar="STREAM.jsonl", help="the stream-json output; - for stdin")
+    _process_arguments(claude, "Claude Code version (default: the init event's claude_code_version)")
+    claude.set_defaults(handler=_outcome_claude_code)
+
+    deciding = commands.add_parser(
+        "decide",
+        help="decide to grade, retry or exclude a rollout from its ng_agent_outcome",
+        description="Print the decision for an ng_agent_outcome (or a rollout record carrying one) as JSON.",
+    )
+    deciding.add_argument(
+        "outcome", metavar="OUTCOME.json", help="an ng_agent_outcome or a rollout record; - for stdin"
+    )
+    deciding.add_argument(
+        "--policy", metavar="POLICY.json", help='e.g. {"max_retries": 2, "grade_request_errors": true}'
+    )
+    deciding.add_argument(
+        "--attempt", type=_positive, default=1, help="1-based number of the attempt that ended so (default 1)"
+    )
+    deciding.set_defaults(handler=_decide)
+
+
+def _process_arguments(parser: argparse.ArgumentParser, version_help: str) -> None:
+    parser.add_argument("--exit-code", type=int, metavar="N", help="exit status of the harness process")
+    parser.add_argument("--timed-out", action="store_true", help="the host's deadline cut the run off")
+    parser.add_argument("--version", dest="harness_version", metavar="V", help=version_help)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text}")
+    return value
+
+
+def _outcome_opencode(args: argparse.Namespace) -> int:
+    def run() -> AgentOutcome:
+        export = _json_object(args.export, "OpenCode export")
+        events = _lines(args.events) if args.events is not None else None
+        return classify_opencode(
+            export, events, exit_code=args.exit_code, timed_out=args.timed_out, version=args.harness_version
+        )
+
+    return _print(run, lambda outcome: outcome.model_dump(mode="json"))
+
+
+def _outcome_claude_code(args: argparse.Namespace) -> int:
+    def run() -> AgentOutcome:
+        lines = _lines(args.stream)
+        return classify_claude_code(
+            lines, exit_code=args.exit_code, timed_out=args.timed_out, version=args.harness_version
+        )
+
+    return _print(run, lambda outcome: outcome.model_dump(mode="json"))
+
+
+def _decide(args: argparse.Namespace) -> int:
+    def run() -> dict[str, str]:
+        record = _json_object(args.outcome, "outcome")
+        data = record.get("ng_agent_outcome", record)
+        if not isinstance(data, dict):
+            raise _BadInputError(f"{args.outcome}: ng_agent_outcome is not a JSON object")
+        try:
+            outcome = AgentOutcome.model_validate(data)
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "(record)"
+            raise _BadInputError(f"{args.outcome}: not a valid ng_agent_outcome: {where}: {first['msg']}") from None
+        policy = Policy()
+        if args.policy is not None:
+            try:
+                policy = Policy.from_dict(_json_object(args.policy, "policy"))
+            except (TypeError, ValueError) as error:
+                raise _BadInputError(f"{args.policy}: {error}") from None
+        return decide(outcome, policy, attempt=args.attempt).to_dict()
+
+    return _print(run, lambda decision: decision)
+
+
+def _print(run: Any, to_json: Any) -> int:
+    try:
+        result = run()
+    except _BadInputError as error:
+        print(f"gym-contract: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    print(json.dumps(to_json(result), indent=2, ensure_ascii=False))
+    return EXIT_OK
+
+
+def _read(path: str) -> str:
+    try:
+        if path == "-":
+            return sys.stdin.read()
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise _BadInputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise _BadInputError(f"{path}: is a directory, not a file") from None
+    except UnicodeDecodeError:
+        raise _BadInputError(f"{path}: not UTF-8 text") from None
+    except OSError as error:
+        raise _BadInputError(f"{path}: cannot be read ({error.strerror or error})") from None
+
+
+def _json_object(path: str, what: str) -> dict[str, Any]:
+    try:
+        value = json.loads(_read(path))
+    except json.JSONDecodeError as error:
+        where = f"line {error.lineno}, column {error.colno}"
+        raise _BadInputError(f"{path}: the {what} is not valid JSON ({where})") from None
+    except RecursionError:
+        raise _BadInputError(f"{path}: the {what} is nested too deeply") from None
+    if not isinstance(value, dict):
+        raise _BadInputError(f"{path}: the {what} must be a JSON object")
+    return value
+
+
+def _lines(path: str) -> list[str]:
+    """The lines of a JSONL file, unparsed: the classifier parses them and reports damaged ones as warnings."""
+    return _read(path).splitlines()
