@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from gym_contract._outcome_base import MODEL_CONTEXT_LIMIT, TRANSIENT_KINDS
 from gym_contract._rules import (
     METRIC_TOKEN_FIELDS,
     Context,
@@ -179,3 +180,20 @@ def exchange_rules(exchange: dict[str, Any], ctx: Context) -> Iterator[Diagnosti
     """One raw capture line: its timestamps."""
     yield from timestamp_rule(("started_at",), exchange.get("started_at"), ctx)
     yield from timestamp_rule(("completed_at",), exchange.get("completed_at"), ctx)
+
+
+def outcome_rules(outcome: dict[str, Any], ctx: Context) -> Iterator[Diagnostic]:
+    """An `ng_agent_outcome`: its status agrees with its failure kind."""
+    kind, status = outcome.get("failure_kind"), outcome.get("response_status")
+    if kind in TRANSIENT_KINDS and status == "completed":
+        yield Diagnostic.of(
+            "outcome_status_inconsistent",
+            f"failure_kind {kind!r} is a transient failure, yet response_status is 'completed'",
+            "/response_status",
+        )
+    if kind == MODEL_CONTEXT_LIMIT and outcome.get("partial_work_retained") is not True:
+        yield Diagnostic.of(
+            "outcome_partial_work_missing",
+            "model_context_limit is an incomplete run whose partial work is kept; partial_work_retained is not true",
+            "/partial_work_retained",
+        )

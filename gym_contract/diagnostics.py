@@ -82,6 +82,13 @@ CODES: dict[str, CodeInfo] = {
     "timestamp_implausible": CodeInfo(
         "warning", "A timestamp is not finite, before 2000-01-01, or more than a day in the future."
     ),
+    # Agent outcomes (ng_agent_outcome)
+    "outcome_status_inconsistent": CodeInfo(
+        "error", "An outcome has a transient failure_kind (retried by policy) but response_status completed."
+    ),
+    "outcome_partial_work_missing": CodeInfo(
+        "warning", "A model_context_limit outcome does not say its partial work was retained."
+    ),
 }
 
 

@@ -11,7 +11,7 @@ from jsonschema.exceptions import ValidationError
 
 from gym_contract import _fastpath, schemas
 from gym_contract._io import parse_record
-from gym_contract._record_rules import bundle_rules, capture_rules, exchange_rules, trajectory_rules
+from gym_contract._record_rules import bundle_rules, capture_rules, exchange_rules, outcome_rules, trajectory_rules
 from gym_contract._rules import Context, pointer, rollout_id_rule
 from gym_contract.diagnostics import ContractError, Diagnostic
 
@@ -23,7 +23,7 @@ _KIND_SPECS: dict[str, tuple[str, Callable[[dict[str, Any], Context], Iterator[D
     "trajectory": ("trajectory", trajectory_rules, "trajectory"),
     "model_call_capture": ("model_call_capture", capture_rules, "capture"),
     "capture_exchange": ("capture_exchange", exchange_rules, "capture"),
-    "agent_outcome": ("agent_outcome", None, "outcome"),
+    "agent_outcome": ("agent_outcome", outcome_rules, "outcome"),
 }
 KINDS: tuple[str, ...] = (*_KIND_SPECS, "rollout")
 
