@@ -113,7 +113,11 @@ def join(bundle: AgentObservationBundle, calls: Iterable[ModelCallRecord]) -> Ag
     """
     ordered = sorted(calls, key=lambda c: (c.call_index, c.model_call_id or "", c.response_id or ""))
     if bundle.source == "claude_code":
-        bundle = associate_compaction_calls(bundle, ordered)
+        try:
+            bundle = associate_compaction_calls(bundle, ordered)
+        except Exception as error:  # a failed association must not stop the exact join
+            failed = ObservationGap(code="compaction_model_call_join_failed", detail=type(error).__name__)
+            bundle = bundle.model_copy(update={"gaps": [*bundle.gaps, failed]})
     index = _CaptureIndex(ordered)
     join_gaps: list[ObservationGap] = []
 
