@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from collections.abc import Sequence
 
@@ -19,7 +20,7 @@ EXIT_USAGE = 2
 
 # Modules that add a command: each has `register(commands)`, given the subparsers of `gym-contract`,
 # and sets `handler` on its parser to a function of the parsed arguments returning the exit status.
-_COMMAND_MODULES: tuple[str, ...] = ("gym_contract._cli_outcome",)
+_COMMAND_MODULES: tuple[str, ...] = ("gym_contract._cli_outcome", "gym_contract._cli_evidence")
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -121,7 +122,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return int(args.handler(args))
+    try:
+        return int(args.handler(args))
+    except BrokenPipeError:
+        # The reader went away (`| head`): not an error of ours, and no traceback on the way out.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
 
 
 if __name__ == "__main__":

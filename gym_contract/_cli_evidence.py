@@ -1,0 +1,122 @@
+"""`gym-contract join` and `gym-contract project`: turn raw evidence into joined bundles and trajectories."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from typing import Any
+
+import orjson
+
+from gym_contract import _io
+from gym_contract._render import progress_bar
+from gym_contract.capture import read_capture
+from gym_contract.collection import collect
+from gym_contract.diagnostics import Diagnostic
+from gym_contract.join import join
+from gym_contract.models import AgentObservationBundle
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def _fail(message: str) -> int:
+    print(f"gym-contract: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _join(args: argparse.Namespace) -> int:
+    try:
+        with open(args.observations, "rb") as handle:
+            bundle = AgentObservationBundle.model_validate_json(handle.read())
+        capture = read_capture(args.capture, args.rollout_id)
+    except OSError as error:
+        return _fail(f"cannot read {error.filename}: {error.strerror}")
+    except ValueError as error:  # a bundle that breaks the contract, or a rollout id unfit for a file name
+        first = str(error).splitlines()[0]
+        return _fail(f"{args.observations}: {first} (gym-contract validate says more)")
+    joined = join(bundle, capture.records)
+    for damaged in capture.damaged_lines:
+        print(f"gym-contract: {args.capture}: {damaged}", file=sys.stderr)
+    print(json.dumps(joined.model_dump(mode="json"), indent=2, ensure_ascii=False))
+    return EXIT_OK
+
+
+def _project(args: argparse.Namespace) -> int:
+    try:
+        source = _io.open_source(args.rollouts)
+    except _io.InputUnreadable as error:
+        return _fail(str(error))
+    out = sys.stdout.buffer if args.output in (None, "-") else open(args.output, "wb")  # noqa: SIM115
+    projected, failures, damaged = 0, Counter[str](), 0
+    gaps: Counter[str] = Counter()
+    try:
+        with source, progress_bar(args.output not in (None, "-")) as progress:
+            for raw in _io.iter_lines(source):
+                record: Any = raw if isinstance(raw, Diagnostic) else _io.parse_record(raw.data)
+                if isinstance(record, Diagnostic):
+                    damaged += 1
+                    line = record.line if record.line is not None else getattr(raw, "number", None)
+                    print(f"gym-contract: {args.rollouts}:{line}: {record.code}: {record.message}", file=sys.stderr)
+                    continue
+                result = collect(record, args.capture_dir)
+                projected += 1
+                trajectory = result.get("ng_trajectory")
+                for gap in (trajectory or {}).get("gaps", []) + _failure_gaps(result):
+                    gaps[gap["code"]] += 1
+                    if gap["code"] == "trajectory_projection_failed":
+                        failures[gap.get("detail") or "unknown"] += 1
+                out.write(orjson.dumps(result) + b"\n")
+                if progress:
+                    progress(source.consumed(), source.size)  # type: ignore[operator]
+    finally:
+        if out is not sys.stdout.buffer:
+            out.close()
+    summary = {
+        "rollouts": projected,
+        "damaged_lines": damaged,
+        "projection_failures": dict(failures),
+        "gaps_by_code": dict(gaps.most_common()),
+    }
+    print(json.dumps(summary, indent=2), file=sys.stderr if args.output in (None, "-") else sys.stdout)
+    return EXIT_FAILED if failures or damaged else EXIT_OK
+
+
+def _failure_gaps(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """A failed projection leaves its gap in the capture or the observations, not in a trajectory."""
+    if "ng_trajectory" in result:
+        return []
+    found = []
+    for key in ("ng_model_call_capture", "ng_agent_observations"):
+        holder = result.get(key)
+        if isinstance(holder, dict):
+            found += [g for g in holder.get("gaps", []) if g.get("code") == "trajectory_projection_failed"]
+    return found
+
+
+def register(commands: Any) -> None:
+    joiner = commands.add_parser(
+        "join",
+        help="join an ng_agent_observations bundle to a rollout's captured model calls",
+        description="Print the joined bundle: references made canonical where exactly one captured call matches, "
+        "gaps for the rest. Exit 2 when an input cannot be read.",
+    )
+    joiner.add_argument("observations", metavar="OBSERVATIONS.json", help="an ng_agent_observations bundle")
+    joiner.add_argument("--capture", required=True, metavar="DIR", help="capture directory (or .capture.jsonl file)")
+    joiner.add_argument("--rollout-id", required=True, help="rollout id the capture is keyed by")
+    joiner.set_defaults(handler=_join)
+
+    projector = commands.add_parser(
+        "project",
+        help="attach ng_model_call_capture and ng_trajectory to rollout records",
+        description="Stream rollout records, merge each one's capture, join its observations and attach its "
+        "trajectory, as the collector does. Writes JSONL; a summary goes to stderr (or stdout with -o). "
+        "Exit 1 when a line is damaged or a projection failed, 2 when the input cannot be opened.",
+    )
+    projector.add_argument("rollouts", metavar="ROLLOUTS.jsonl", help="rollout records; - for stdin")
+    projector.add_argument(
+        "--capture-dir", action="append", default=[], metavar="DIR", help="capture directory (repeatable)"
+    )
+    projector.add_argument("-o", "--output", metavar="OUT.jsonl", help="where to write the records (default stdout)")
+    projector.set_defaults(handler=_project)

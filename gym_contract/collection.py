@@ -1,0 +1,66 @@
+"""The collector's steps over one rollout record: merge its capture, join its observations, attach its trajectory."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from gym_contract.capture import Capture, capture_attachment, read_capture
+from gym_contract.join import join
+from gym_contract.models import AgentObservationBundle
+from gym_contract.projection import CAPTURE, OBSERVATIONS, TRAJECTORY, attach_trajectory
+from gym_contract.rollout_ids import rollout_id_from_run_body
+
+__all__ = ["collect", "merge_capture"]
+
+REDACTED = "multimodal_history_redacted"
+
+
+def _redacted(result: Mapping[str, Any]) -> bool:
+    """Images were scrubbed from the history: the payloads that still hold them must not be kept."""
+    for key in (TRAJECTORY, OBSERVATIONS):
+        holder = result.get(key)
+        gaps = holder.get("gaps") if isinstance(holder, dict) else None
+        if isinstance(gaps, list) and any(isinstance(g, dict) and g.get("code") == REDACTED for g in gaps):
+            return True
+    return False
+
+
+def _find_capture(capture_dirs: Sequence[str | Path], rollout_id: str) -> Capture:
+    """The first store holding this rollout's capture file or marker (3.6)."""
+    for directory in capture_dirs:
+        capture = read_capture(directory, rollout_id)
+        if capture.found:
+            return capture
+    return Capture(rollout_id)
+
+
+def merge_capture(result: Mapping[str, Any], capture_dirs: Sequence[str | Path]) -> dict[str, Any]:
+    """A new result with `ng_model_call_capture` attached and its observations joined to it (3.6).
+
+    Keyed by the rollout id derived from the record (section 4); a record without one is returned
+    unchanged. A bundle that fails validation or the join leaves a gap in the capture attachment.
+    """
+    merged = dict(result)
+    rollout_id = rollout_id_from_run_body(result)
+    if rollout_id is None:
+        return merged
+    capture = _find_capture(capture_dirs, rollout_id)
+    attachment = capture_attachment(capture, include_payloads=not _redacted(result))
+    observations = merged.get(OBSERVATIONS)
+    if observations is not None:
+        try:
+            bundle = AgentObservationBundle.model_validate(observations)
+            merged[OBSERVATIONS] = join(bundle, capture.records).model_dump(mode="json")
+        except Exception as error:  # the rollout is kept; the gap says the join could not be made
+            failed = {"code": "agent_observation_join_failed", "detail": type(error).__name__}
+            attachment["gaps"] = [*attachment.get("gaps", []), failed]
+    merged[CAPTURE] = attachment
+    return merged
+
+
+def collect(record: Mapping[str, Any], capture_dirs: Sequence[str | Path] = ()) -> dict[str, Any]:
+    """One rollout record as the collector writes it: capture merged (when dirs are given), trajectory attached."""
+    result = merge_capture(record, capture_dirs) if capture_dirs else dict(record)
+    return attach_trajectory(record, result)

@@ -1,0 +1,98 @@
+"""The collector's steps end to end, and `gym-contract join` / `gym-contract project` as users run them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from gym_contract import iter_diagnostics
+from gym_contract.collection import collect, merge_capture
+from tests.support import REPO
+
+CAPTURE_DIR = REPO / "examples" / "capture"
+POLICY = {"type": "responses_api_models", "name": "policy"}
+BUNDLE = {
+    "source": "pi",
+    "records": [
+        {
+            "kind": "agent_invocation",
+            "invocation_id": "root",
+            "model_calls": [{"model_ref": POLICY, "response_id": "resp_7-0-first"}],
+            "conversation": [{"role": "user", "content": "Factor 391.", "type": "message"}],
+        }
+    ],
+    "gaps": [{"code": "no_sandbox_runtime"}],
+}
+ROW = {"_ng_task_index": 7, "_ng_rollout_index": 0, "reward": 1.0, "ng_agent_observations": BUNDLE}
+
+
+def test_merging_a_capture_joins_the_observations_to_it():
+    merged = merge_capture(ROW, [REPO / "missing", CAPTURE_DIR])
+    (root,) = merged["ng_agent_observations"]["records"]
+    assert root["model_calls"][0]["model_call_id"] == "5b1f0c6e2a9d4e1b8c3f7a6d0e9b2c41"
+    capture = merged["ng_model_call_capture"]
+    assert capture["rollout_id"] == "7-0"
+    assert len(capture["calls"]) == capture["metrics"]["num_calls"] == 4
+
+
+def test_no_capture_anywhere_is_a_gap_not_an_error():
+    merged = merge_capture(ROW, [REPO / "missing"])
+    assert merged["ng_model_call_capture"]["gaps"] == [{"code": "model_call_capture_no_records"}]
+
+
+def test_a_record_without_a_rollout_id_is_left_alone():
+    assert merge_capture({"reward": 1.0}, [CAPTURE_DIR]) == {"reward": 1.0}
+
+
+def test_redacted_histories_keep_no_payloads():
+    redacted = {**ROW, "ng_agent_observations": {**BUNDLE, "gaps": [{"code": "multimodal_history_redacted"}]}}
+    calls = merge_capture(redacted, [CAPTURE_DIR])["ng_model_call_capture"]["calls"]
+    assert all("request" not in call for call in calls)
+
+
+def test_a_bundle_that_breaks_the_contract_leaves_a_join_gap():
+    broken = {**ROW, "ng_agent_observations": {"records": []}}
+    capture = merge_capture(broken, [CAPTURE_DIR])["ng_model_call_capture"]
+    assert {"code": "agent_observation_join_failed", "detail": "ValidationError"} in capture["gaps"]
+
+
+def test_a_collected_record_validates_and_its_trajectory_owns_the_payloads():
+    collected = collect(ROW, [CAPTURE_DIR])
+    assert [d for d in iter_diagnostics(collected) if d.severity == "error"] == []
+    assert all("request" not in call for call in collected["ng_model_call_capture"]["calls"])
+    assert collected["ng_trajectory"]["model_calls"][0]["request"]["input"][0]["content"] == "Factor 391."
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run([sys.executable, "-m", "gym_contract", *args], capture_output=True, text=True, check=False)
+    assert "Traceback" not in result.stderr
+    return result
+
+
+def test_the_join_command(tmp_path: Path):
+    observations = tmp_path / "observations.json"
+    observations.write_text(json.dumps(BUNDLE))
+    result = run("join", str(observations), "--capture", str(CAPTURE_DIR), "--rollout-id", "7-0")
+    assert result.returncode == 0
+    joined = json.loads(result.stdout)
+    assert joined["records"][0]["model_calls"][0]["model_call_id"] == "5b1f0c6e2a9d4e1b8c3f7a6d0e9b2c41"
+    assert (
+        run("join", str(tmp_path / "nope.json"), "--capture", str(CAPTURE_DIR), "--rollout-id", "7-0").returncode == 2
+    )
+    observations.write_text("{}")
+    assert run("join", str(observations), "--capture", str(CAPTURE_DIR), "--rollout-id", "7-0").returncode == 2
+
+
+def test_the_project_command_streams_records_and_summarises(tmp_path: Path):
+    rollouts = tmp_path / "rollouts.jsonl"
+    rollouts.write_text(json.dumps(ROW) + "\n{broken\n")
+    out = tmp_path / "out.jsonl"
+    result = run("project", str(rollouts), "--capture-dir", str(CAPTURE_DIR), "-o", str(out))
+    assert result.returncode == 1  # the damaged line
+    summary = json.loads(result.stdout)
+    assert summary["rollouts"] == 1
+    assert summary["damaged_lines"] == 1
+    assert "rollouts.jsonl:2: json_invalid" in result.stderr
+    assert run("validate", str(out), "--quiet").returncode == 0
