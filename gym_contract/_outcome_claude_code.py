@@ -32,8 +32,9 @@ CLAUDE_CODE_TESTED_VERSION: Final[str | None] = None
 """No recorded stream-json capture has been run through the classifier yet; it follows the documented shapes."""
 CLAUDE_CODE_CLASSIFIER: Final = Classifier(name="gym_contract.outcome.claude_code", version="1")
 
-# Enum values whose kind is established by the value alone. `billing_error`, `model_not_found` and
-# `unknown` establish none: they are no model failure the policy caused, nor known to be transient.
+# Enum values whose kind is established by the value alone. `billing_error` and `model_not_found` name
+# failures that are none of the kinds (an account or configuration problem, not known to be transient);
+# `unknown` names nothing, so the status decides.
 _KIND_BY_ERROR = {
     ClaudeCodeError.AUTHENTICATION_FAILED: MODEL_AUTH_ERROR,
     ClaudeCodeError.OAUTH_ORG_NOT_ALLOWED: MODEL_AUTH_ERROR,
@@ -43,6 +44,7 @@ _KIND_BY_ERROR = {
     ClaudeCodeError.OVERLOADED: MODEL_SERVER_ERROR,
     ClaudeCodeError.MAX_OUTPUT_TOKENS: MODEL_OUTPUT_LIMIT,
 }
+_OTHER_FAILURES = frozenset({ClaudeCodeError.BILLING_ERROR, ClaudeCodeError.MODEL_NOT_FOUND})
 _ABORTED = frozenset({"aborted_streaming", "aborted_tools"})
 _API_ERROR_PROSE = re.compile(r"API Error: (\d{3})\b")
 _SYNTHETIC_MODEL = "<synthetic>"
@@ -160,7 +162,13 @@ def _from_result(
     error_event = api_error[1] if api_error is not None else None
     enum = text(error_event.get("error")) if error_event else None
     name = enum or text(terminal) or (subtype if isinstance(subtype, str) and subtype != "success" else None)
-    said = text(result.get("result")) or _errors(result) or _prose(error_event)
+    # The CLI's error prose, where it says it: the result text, the `errors` list, the synthetic message.
+    prose = [
+        (f"lines[{index}].result", text(result.get("result"))),
+        (f"lines[{index}].errors", _errors(result)),
+        (f"lines[{api_error[0] if api_error else index}].message.content", _prose(error_event)),
+    ]
+    said = next((candidate for _, candidate in prose if candidate), None)
     status = integer(result.get("api_error_status"))
     if status is not None:
         evidence.signal("stream", f"lines[{index}].api_error_status", status)
@@ -169,14 +177,18 @@ def _from_result(
 
     if terminal == "blocking_limit":
         return evidence.outcome(MODEL_CONTEXT_LIMIT, status_code=status, error_name=name, message=said)
-    for where, candidate in ((f"lines[{index}]", said), (f"lines[{api_error and api_error[0]}]", _prose(error_event))):
+    for where, candidate in prose:
         phrase = overflow_phrase(candidate)
         if phrase is not None:
             evidence.signal("stream", where, f"overflow phrasing: {phrase}")
             return evidence.outcome(MODEL_CONTEXT_LIMIT, status_code=status, error_name=name, message=said)
 
-    if status is None:
-        status = _status_from_prose(evidence, said or _prose(error_event))
+    for where, candidate in prose if status is None else ():
+        match = _API_ERROR_PROSE.search(candidate or "")
+        if match is not None:
+            evidence.signal("stream", where, match.group(0))
+            status = int(match.group(1))
+            break
     if status is None and retry is not None:
         retried = integer(retry[1].get("error_status"))
         evidence.signal("stream", f"lines[{retry[0]}].error_status", retried)
@@ -185,37 +197,25 @@ def _from_result(
             retry_name = name or text(retry[1].get("error"))
             return evidence.outcome(MODEL_TRANSPORT_ERROR, error_name=retry_name, message=said)
         status = retried
-    return _from_status_and_enum(evidence, status, enum, name, subtype, said)
 
+    def verdict(kind: str, why: str | None = None) -> AgentOutcome:
+        if why is not None:
+            evidence.signal("stream", f"lines[{index}]", why)
+        return evidence.outcome(kind, status_code=status, error_name=name, message=said)
 
-def _from_status_and_enum(
-    evidence: Evidence, status: int | None, enum: str | None, name: str | None, subtype: Any, said: str | None
-) -> AgentOutcome:
-    """Status and error enum each establish a kind or none; when both do, they must agree."""
+    # Status and error enum each establish a kind or none; when both do, they must agree.
+    if enum in _OTHER_FAILURES:
+        return verdict(UNKNOWN_ERROR, f"error {enum} is none of the failure kinds")
     by_status = kind_for_status(status) if status is not None else None
-    by_enum = _KIND_BY_ERROR.get(enum) if enum is not None else None
+    by_enum = _KIND_BY_ERROR.get(enum or "")
     if by_status is not None and by_enum is not None and by_status != by_enum:
-        evidence.signal("stream", "error", f"status {status} says {by_status}, error {enum} says {by_enum}")
-        return evidence.outcome(UNKNOWN_ERROR, status_code=status, error_name=name, message=said)
+        return verdict(UNKNOWN_ERROR, f"status {status} says {by_status}, error {enum} says {by_enum}")
     kind = by_status or by_enum
     if kind is not None:
-        return evidence.outcome(kind, status_code=status, error_name=name, message=said)
-    if enum is not None and enum not in _KIND_BY_ERROR:
-        evidence.signal("stream", "error", f"{enum} establishes no kind")
-    elif status is not None:
-        evidence.signal("stream", "api_error_status", f"status {status} establishes no kind")
-    else:
-        evidence.signal("stream", "result", f"{subtype}: no status, error or phrasing that establishes a kind")
-    return evidence.outcome(UNKNOWN_ERROR, status_code=status, error_name=name, message=said)
-
-
-def _status_from_prose(evidence: Evidence, said: str | None) -> int | None:
-    """The status the CLI prints in its error prose, e.g. "API Error: 529 Overloaded"."""
-    match = _API_ERROR_PROSE.search(said or "")
-    if match is None:
-        return None
-    evidence.signal("stream", "result", f"API Error: {match.group(1)}")
-    return int(match.group(1))
+        return verdict(kind)
+    if status is not None:
+        return verdict(UNKNOWN_ERROR, f"status {status} establishes no kind")
+    return verdict(UNKNOWN_ERROR, f"{subtype}: no status, error or phrasing that establishes a kind")
 
 
 def _errors(result: dict[str, Any]) -> str | None:
