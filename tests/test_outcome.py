@@ -66,7 +66,9 @@ def tool(status: str, **state: Any) -> dict[str, Any]:
     return {"type": "tool", "tool": "bash", "callID": "call_1", "state": {"status": status, "input": {}, **state}}
 
 
-ABORTED_TOOL = tool("error", error="Tool execution aborted", metadata={"interrupted": True}, time={"start": T, "end": T})
+ABORTED_TOOL = tool(
+    "error", error="Tool execution aborted", metadata={"interrupted": True}, time={"start": T, "end": T}
+)
 
 
 def api_error(message: str, status: int | None = None, retryable: bool = False, **data: Any) -> dict[str, Any]:
@@ -107,7 +109,15 @@ def oc(id: str, kind: str | None, status: str, retryable: bool, action: str, sig
 
 ERR = ("export", "messages[1].info.error.name")
 OPENCODE_CASES = [
-    oc("real-export-completed", None, "completed", False, "grade", [("export", "messages[2].info.finish")], export=EXPORT),
+    oc(
+        "real-export-completed",
+        None,
+        "completed",
+        False,
+        "grade",
+        [("export", "messages[2].info.finish")],
+        export=EXPORT,
+    ),
     oc(
         "overflow-recovered-by-compaction",
         None,
@@ -279,7 +289,9 @@ OPENCODE_CASES = [
         False,
         "exclude",
         [ERR],
-        export=export(assistant(error=named("ContentFilterError", message="blocked by content filter")), version="1.18.2"),
+        export=export(
+            assistant(error=named("ContentFilterError", message="blocked by content filter")), version="1.18.2"
+        ),
     ),
     oc(
         "message-aborted",
@@ -415,7 +427,14 @@ def says(text: str, model: str = "claude-sonnet-4-5", **extra: Any) -> dict[str,
         "stop_reason": "stop_sequence" if model == "<synthetic>" else "end_turn",
         "usage": {"input_tokens": 10, "output_tokens": 5},
     }
-    return {"type": "assistant", "message": message, "parent_tool_use_id": None, "session_id": "s1", "uuid": "u1", **extra}
+    return {
+        "type": "assistant",
+        "message": message,
+        "parent_tool_use_id": None,
+        "session_id": "s1",
+        "uuid": "u1",
+        **extra,
+    }
 
 
 def synthetic(text: str, error: str) -> dict[str, Any]:
@@ -460,7 +479,9 @@ def cc(id: str, kind: str | None, status: str, retryable: bool, action: str, sig
 API = {"terminal_reason": "api_error"}
 SUBTYPE = ("stream", "lines[2].subtype")
 CLAUDE_CODE_CASES = [
-    cc("success", None, "completed", False, "grade", [SUBTYPE], stream_events=[init(), says("42"), result(result="42")]),
+    cc(
+        "success", None, "completed", False, "grade", [SUBTYPE], stream_events=[init(), says("42"), result(result="42")]
+    ),
     cc(
         "prompt-too-long",
         "model_context_limit",
@@ -577,7 +598,11 @@ CLAUDE_CODE_CASES = [
         False,
         "grade",
         [SUBTYPE],
-        stream_events=[init(), says("still going"), result("error_max_turns", True, errors=[], terminal_reason="max_turns")],
+        stream_events=[
+            init(),
+            says("still going"),
+            result("error_max_turns", True, errors=[], terminal_reason="max_turns"),
+        ],
     ),
     cc(
         "aborted-streaming",
@@ -586,7 +611,11 @@ CLAUDE_CODE_CASES = [
         False,
         "exclude",
         [("stream", "lines[2].terminal_reason")],
-        stream_events=[init(), says("partial"), result("error_during_execution", True, terminal_reason="aborted_streaming")],
+        stream_events=[
+            init(),
+            says("partial"),
+            result("error_during_execution", True, terminal_reason="aborted_streaming"),
+        ],
     ),
     cc(
         "no-result-at-the-deadline",
@@ -858,7 +887,9 @@ def test_validate_checks_an_outcomes_status_against_its_kind():
 
 def test_the_docs_page_lists_every_kind_with_the_action_decide_takes():
     page = (REPO / "docs/concepts/outcomes.md").read_text()
-    rows = {m.group(1): m.group(2) for m in re.finditer(r"^\| `(\w+)` \|[^\n]*\| \*\*(grade|retry|exclude)", page, re.M)}
+    rows = {
+        m.group(1): m.group(2) for m in re.finditer(r"^\| `(\w+)` \|[^\n]*\| \*\*(grade|retry|exclude)", page, re.M)
+    }
     assert set(rows) == set(FAILURE_KINDS)
     for kind, action in rows.items():
         status = "incomplete" if kind in ("model_context_limit", "model_output_limit", "agent_max_turns") else "failed"

@@ -1,0 +1,170 @@
+"""`gym-contract outcome` and `gym-contract decide`, run as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gym_contract import cli
+from gym_contract.outcome import classify_opencode
+from tests.support import REPO
+from tests.test_outcome import CLAUDE_CODE_CASES, OPENCODE_CASES, Case
+
+SHIPPED_EXPORT = REPO / "examples/reference/opencode-1.17.11-export.json"
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run([sys.executable, "-m", "gym_contract", *args], capture_output=True, text=True, check=False)
+    assert "Traceback" not in result.stderr + result.stdout
+    return result
+
+
+def main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """The CLI in this process: exit status, stdout, stderr."""
+    status = cli.main(list(args))
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    return status, captured.out, captured.err
+
+
+def write(tmp_path: Path, name: str, content: Any) -> str:
+    path = tmp_path / name
+    if isinstance(content, list):
+        path.write_text("".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in content))
+    else:
+        path.write_text(content if isinstance(content, str) else json.dumps(content))
+    return str(path)
+
+
+def process_flags(case: Case) -> list[str]:
+    flags = []
+    if case.artifacts.get("exit_code") is not None:
+        flags += ["--exit-code", str(case.artifacts["exit_code"])]
+    if case.artifacts.get("timed_out"):
+        flags.append("--timed-out")
+    return flags
+
+
+def test_the_shipped_opencode_export_is_classified_completed_and_graded(tmp_path):
+    result = run("outcome", "opencode", str(SHIPPED_EXPORT), "--exit-code", "0")
+    assert result.returncode == 0
+    outcome = json.loads(result.stdout)
+    assert (outcome["harness_version"], outcome["response_status"], outcome["failure_kind"]) == (
+        "1.17.11",
+        "completed",
+        None,
+    )
+    assert outcome["warnings"] == []
+    decided = run("decide", write(tmp_path, "outcome.json", outcome))
+    assert decided.returncode == 0
+    assert json.loads(decided.stdout)["action"] == "grade"
+
+
+# The export is the command's argument; a case without one is given an empty export (no messages).
+CLI_OPENCODE = [c for c in OPENCODE_CASES if "cleanup_error" not in c.artifacts and c.artifacts]
+
+
+@pytest.mark.parametrize("case", CLI_OPENCODE, ids=[c.id for c in CLI_OPENCODE])
+def test_each_documented_opencode_failure_shape_is_classified_as_its_kind(tmp_path, capsys, case):
+    args = ["outcome", "opencode", write(tmp_path, "export.json", case.artifacts.get("export", {"messages": []}))]
+    if "events" in case.artifacts:
+        args += ["--events", write(tmp_path, "run.jsonl", case.artifacts["events"])]
+    status, out, _ = main(capsys, *args, *process_flags(case))
+    assert status == 0
+    outcome = json.loads(out)
+    assert (outcome["failure_kind"], outcome["response_status"], outcome["retryable"]) == (
+        case.kind,
+        case.status,
+        case.retryable,
+    )
+    status, out, _ = main(capsys, "decide", write(tmp_path, "outcome.json", outcome))
+    assert json.loads(out)["action"] == case.action
+
+
+@pytest.mark.parametrize("case", CLAUDE_CODE_CASES, ids=[c.id for c in CLAUDE_CODE_CASES])
+def test_each_documented_claude_code_failure_shape_is_classified_as_its_kind(tmp_path, capsys, case):
+    stream = write(tmp_path, "stream.jsonl", case.artifacts["stream_events"])
+    status, out, _ = main(capsys, "outcome", "claude-code", stream, *process_flags(case))
+    assert status == 0
+    outcome = json.loads(out)
+    assert (outcome["failure_kind"], outcome["response_status"]) == (case.kind, case.status)
+
+
+def test_the_version_flag_overrides_the_export_and_warns_on_an_untested_version(capsys):
+    status, out, _ = main(capsys, "outcome", "opencode", str(SHIPPED_EXPORT), "--version", "1.18.29")
+    outcome = json.loads(out)
+    assert status == 0
+    assert outcome["harness_version"] == "1.18.29"
+    assert outcome["response_status"] == "completed"
+    assert any("1.17.11" in warning for warning in outcome["warnings"])
+
+
+def rate_limited() -> dict[str, Any]:
+    case = next(c for c in OPENCODE_CASES if c.kind == "model_rate_limited")
+    return classify_opencode(**case.artifacts).model_dump(mode="json")
+
+
+def test_decide_counts_attempts_against_the_policys_retries(tmp_path, capsys):
+    outcome = write(tmp_path, "outcome.json", rate_limited())
+    policy = write(tmp_path, "policy.json", {"max_retries": 1})
+    actions = [json.loads(main(capsys, "decide", outcome, "--policy", policy, "--attempt", n)[1]) for n in ("1", "2")]
+    assert [a["action"] for a in actions] == ["retry", "exclude"]
+    assert all(a["reason"] for a in actions)
+
+
+def test_decide_reads_the_outcome_of_a_rollout_record_and_a_policy_that_excludes_request_errors(tmp_path, capsys):
+    case = next(c for c in OPENCODE_CASES if c.kind == "model_request_error")
+    record = {"_ng_rollout_id": "r-1", "ng_agent_outcome": classify_opencode(**case.artifacts).model_dump(mode="json")}
+    path = write(tmp_path, "rollout.json", record)
+    assert json.loads(main(capsys, "decide", path)[1])["action"] == "grade"
+    policy = write(tmp_path, "policy.json", {"grade_request_errors": False})
+    assert json.loads(main(capsys, "decide", path, "--policy", policy)[1])["action"] == "exclude"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(["outcome", "opencode", "{missing}"], "no such file", id="missing-export"),
+        pytest.param(["outcome", "opencode", "{text}"], "not valid JSON (line 1, column 1)", id="export-not-json"),
+        pytest.param(["outcome", "opencode", "{array}"], "must be a JSON object", id="export-not-object"),
+        pytest.param(["outcome", "opencode", "{export}", "--events", "{missing}"], "no such file", id="missing-events"),
+        pytest.param(["outcome", "claude-code", "{missing}"], "no such file", id="missing-stream"),
+        pytest.param(["decide", "{text}"], "not valid JSON", id="outcome-not-json"),
+        pytest.param(["decide", "{array}"], "must be a JSON object", id="outcome-not-object"),
+        pytest.param(["decide", "{export}"], "not a valid ng_agent_outcome", id="not-an-outcome"),
+        pytest.param(["decide", "{outcome}", "--policy", "{bad_policy}"], "unknown policy key", id="policy-key"),
+        pytest.param(["decide", "{outcome}", "--policy", "{text}"], "not valid JSON", id="policy-not-json"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_status_2(tmp_path, capsys, args, message):
+    files = {
+        "missing": str(tmp_path / "nope.json"),
+        "text": write(tmp_path, "text.json", "this is not json"),
+        "array": write(tmp_path, "array.json", "[1, 2]"),
+        "export": str(SHIPPED_EXPORT),
+        "outcome": write(tmp_path, "outcome.json", rate_limited()),
+        "bad_policy": write(tmp_path, "policy.json", {"retries": 3}),
+    }
+    status, out, err = main(capsys, *(arg.format(**files) for arg in args))
+    assert status == 2
+    assert out == ""
+    assert err.startswith("gym-contract: ")
+    assert err.count("\n") == 1
+    assert message in err
+
+
+def test_bad_input_run_as_a_process_gives_no_traceback(tmp_path):
+    result = run("outcome", "opencode", write(tmp_path, "broken.json", '{"messages": ['))
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1
+
+
+def test_a_bad_attempt_is_a_usage_error(tmp_path):
+    result = run("decide", write(tmp_path, "outcome.json", {}), "--attempt", "0")
+    assert result.returncode == 2
+    assert "positive whole number" in result.stderr
