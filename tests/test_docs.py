@@ -1,0 +1,544 @@
+"""The docs site: generated pages current, every code anchored, every example run, every link resolving.
+
+Conventions in `docs/**/*.md` that these tests rely on:
+
+- `<!-- validate: NAME -->` before a ```json block: the block is valid against the bundled schema
+  NAME (`gym-contract schema list`), or `NAME#/$defs/X` for a part of one.
+- `<!-- check: KIND -->` before a ```json block: the validation engine finds no error in it.
+- ```bash / ```console blocks: every `gym-contract` command in them is run from the repository
+  root, and exits with the status given by a preceding `<!-- exit: N -->` (0 when there is none);
+  `<!-- no-run: why -->` before a block marks a command that stands for the reader's own file.
+- ```python blocks run, each in a fresh namespace from the repository root; any `test_*` function
+  they define is then called.
+- A `--8<-- "path"` line in a block stands for that file's content (pymdownx.snippets).
+
+Blocks inside `<!-- BEGIN GENERATED … -->` regions were produced by running their commands, and
+`tools/render_docs.py --check` re-runs them; the console and Python runners skip them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib.util
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from gym_contract import schemas
+from gym_contract.diagnostics import CODES, docs_url
+from gym_contract.validation import ROLLOUT_ATTACHMENTS, iter_diagnostics
+from tests.support import REPO
+
+DOCS = REPO / "docs"
+SITE_ROOT = "https://gym-contract.dev/"
+
+# Blocks not run yet, by (page, language), with the reason. Remove an entry once its page marks usage
+# synopses with `<!-- no-run: … -->` and its Python fragments are self-contained.
+NOT_RUN: dict[tuple[str, str], str] = {
+    ("concepts/outcomes.md", "bash"): "usage synopses with [optional] arguments, not commands",
+    ("concepts/outcomes.md", "python"): "a fragment that uses `export` and `events` without defining them",
+}
+
+
+def _load_render_docs() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("render_docs", REPO / "tools" / "render_docs.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+render_docs = _load_render_docs()
+
+
+# ----------------------------------------------------------------------------------- reading pages
+
+
+@dataclass(frozen=True)
+class Block:
+    page: str
+    line: int
+    language: str
+    text: str
+    annotations: dict[str, str]
+    generated: str | None
+    """Name of the generated region the block sits in, if any."""
+
+    def __str__(self) -> str:
+        return f"{self.page}:{self.line}"
+
+
+FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>```+|~~~+)\s*(?P<language>[\w+-]*)")
+ANNOTATION = re.compile(r"^\s*<!-- (?P<key>validate|check|exit|no-run): ?(?P<value>.*?) -->\s*$")
+SNIPPET = re.compile(r'^\s*--8<-- "(?P<path>[^"]+)"\s*$')
+BEGIN = re.compile(r"^<!-- BEGIN GENERATED (?P<name>\S+) ")
+END = re.compile(r"^<!-- END GENERATED ")
+
+
+def _include_snippets(text: str) -> str:
+    lines = []
+    for line in text.split("\n"):
+        match = SNIPPET.match(line)
+        lines.append((REPO / match.group("path")).read_text(encoding="utf-8").rstrip("\n") if match else line)
+    return "\n".join(lines)
+
+
+def blocks(page: Path) -> list[Block]:
+    """Every fenced block of a page, with the annotations on the lines right before it."""
+    found: list[Block] = []
+    lines = page.read_text(encoding="utf-8").split("\n")
+    generated: str | None = None
+    pending: dict[str, str] = {}
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        if begin := BEGIN.match(line):
+            generated = begin.group("name")
+        elif END.match(line):
+            generated = None
+        annotation = ANNOTATION.match(line)
+        if annotation:
+            pending[annotation.group("key")] = annotation.group("value")
+            index += 1
+            continue
+        fence = FENCE.match(line)
+        if fence:
+            indent, marker = fence.group("indent"), fence.group("fence")
+            body, index = [], index + 1
+            while index < len(lines) and not lines[index].strip().startswith(marker):
+                body.append(lines[index].removeprefix(indent))
+                index += 1
+            text = _include_snippets("\n".join(body))
+            page_name = page.relative_to(DOCS).as_posix()
+            found.append(Block(page_name, index, fence.group("language"), text, pending, generated))
+        if line.strip():
+            pending = {}
+        index += 1
+    return found
+
+
+@functools.cache
+def all_blocks() -> list[Block]:
+    return [block for page in sorted(DOCS.rglob("*.md")) for block in blocks(page)]
+
+
+# --------------------------------------------------------------------------- generated pages current
+
+
+def run_render_docs(*args: str) -> tuple[int, str]:
+    out = io.StringIO()
+    cwd = Path.cwd()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            status = render_docs.main(list(args))
+    finally:
+        os.chdir(cwd)
+    return status, out.getvalue()
+
+
+def test_generated_pages_are_current():
+    status, output = run_render_docs("--check")
+    assert status == 0, f"run `python tools/render_docs.py` and commit the result:\n{output}"
+
+
+def test_check_fails_after_a_hand_edit_of_a_generated_block(tmp_path):
+    docs = tmp_path / "docs"
+    shutil.copytree(DOCS, docs)
+    page = docs / "reference" / "schemas" / "trajectory.md"
+    text = page.read_text(encoding="utf-8")
+    assert "| `task_id` | string | yes |" in text
+    page.write_text(text.replace("| `task_id` | string | yes |", "| `task_id` | integer | yes |"), encoding="utf-8")
+
+    status, output = run_render_docs("--check", "--docs-dir", str(docs))
+    assert status == 1
+    assert "reference/schemas/trajectory.md" in output
+
+    assert run_render_docs("--docs-dir", str(docs))[0] == 0  # rendering repairs it
+    assert page.read_text(encoding="utf-8") == text
+    assert run_render_docs("--check", "--docs-dir", str(docs))[0] == 0
+
+
+def test_check_fails_when_a_schema_has_no_page(tmp_path):
+    docs = tmp_path / "docs"
+    shutil.copytree(DOCS, docs)
+    (docs / "reference" / "schemas" / "common.md").unlink()
+    status, output = run_render_docs("--check", "--docs-dir", str(docs))
+    assert status == 1
+    assert "schema:common" in output
+
+
+def test_an_unpaired_marker_is_refused(tmp_path):
+    docs = tmp_path / "docs"
+    shutil.copytree(DOCS, docs)
+    page = docs / "reference" / "cli.md"
+    page.write_text(page.read_text(encoding="utf-8").replace("<!-- END GENERATED cli -->", ""), encoding="utf-8")
+    with pytest.raises(ValueError, match="no partner"):
+        run_render_docs("--check", "--docs-dir", str(docs))
+
+
+# --------------------------------------------------------------------------------- codes and pages
+
+
+def test_every_diagnostic_code_has_an_example_that_reports_it():
+    for code in CODES:
+        if code == render_docs.UNOPENABLE:
+            assert not (DOCS / render_docs.ERROR_EXAMPLES / render_docs.MISSING_INPUT).exists()
+            continue
+        path = render_docs.error_example_file(DOCS, code)
+        assert path is not None, f"add docs/examples/errors/{code}.jsonl: a file that makes `validate` report {code}"
+        options = render_docs.EXAMPLE_ARGS.get(code, [])
+        status, output = render_docs.run_cli(["validate", "--format", "json", *options, str(path)])
+        report = json.loads(output)
+        assert set(report["diagnostics_by_code"]) == {code}, f"{path.name} reports {report['diagnostics_by_code']}"
+        assert status == (1 if CODES[code].severity == "error" else 0)
+
+
+def test_the_unopenable_example_exits_with_status_2():
+    status, output = render_docs.run_cli(["validate", str(DOCS / "examples" / "errors" / render_docs.MISSING_INPUT)])
+    assert status == 2
+    assert "cannot open" in output
+
+
+def test_error_example_files_are_all_used():
+    stems = {path.name.split(".")[0] for path in (DOCS / render_docs.ERROR_EXAMPLES).iterdir()}
+    assert stems <= set(CODES), f"examples for codes that do not exist: {sorted(stems - set(CODES))}"
+
+
+def test_docs_url_names_the_errors_page():
+    for code in CODES:
+        url = urlsplit(docs_url(code))
+        assert f"{url.scheme}://{url.netloc}/" == SITE_ROOT
+        assert url.path == "/reference/errors/"  # docs/reference/errors.md
+        assert url.fragment == code
+    assert (DOCS / "reference" / "errors.md").is_file()
+
+
+# ------------------------------------------------------------------------------------ JSON examples
+
+
+def _validator(target: str) -> Draft202012Validator:
+    name, _, pointer = target.partition("#")
+    if not pointer:
+        return schemas.validator(name)
+    base = schemas.schema_id(name)
+    return Draft202012Validator({"$ref": f"{base}#{pointer}"}, registry=schemas.registry())
+
+
+def json_blocks() -> list[Block]:
+    return [block for block in all_blocks() if block.language == "json"]
+
+
+def test_json_examples_are_annotated():
+    """A JSON block either claims what it is (and is checked) or is an input of the errors page."""
+    loose = [
+        str(block)
+        for block in json_blocks()
+        if not ({"validate", "check"} & set(block.annotations)) and block.generated != "errors"
+    ]
+    assert not loose, f"JSON blocks without <!-- validate: NAME --> or <!-- check: KIND -->: {loose}"
+
+
+@pytest.mark.parametrize("block", [b for b in json_blocks() if "validate" in b.annotations], ids=str)
+def test_json_example_validates_against_its_schema(block: Block):
+    instance = json.loads(block.text)
+    errors = [error.message for error in _validator(block.annotations["validate"]).iter_errors(instance)]
+    assert not errors, f"{block}: {errors}"
+
+
+@pytest.mark.parametrize("block", [b for b in json_blocks() if "check" in b.annotations], ids=str)
+def test_json_example_passes_the_engine(block: Block):
+    instance = json.loads(block.text)
+    problems = [str(d) for d in iter_diagnostics(instance, block.annotations["check"]) if d.severity == "error"]
+    assert not problems, f"{block}: {problems}"
+
+
+def test_schema_files_named_in_the_docs_exist():
+    named = {
+        match.group(1)
+        for page in DOCS.rglob("*.md")
+        for match in re.finditer(r"([a-z_]+\.schema\.json)", page.read_text(encoding="utf-8"))
+    }
+    shipped = {path.name for path in (REPO / "schemas" / schemas.SCHEMA_VERSION).glob("*.schema.json")}
+    assert named <= shipped, f"the docs name schema files that do not exist: {sorted(named - shipped)}"
+
+
+# ------------------------------------------------------------------------------ commands and code
+
+COMMAND = re.compile(r"^(?:\$ )?(gym-contract\b.*)$")
+
+
+def console_commands() -> list[tuple[Block, str]]:
+    found = []
+    for block in all_blocks():
+        if block.language not in ("bash", "console", "sh", "shell") or block.generated or "no-run" in block.annotations:
+            continue
+        if (block.page, block.language) in NOT_RUN:
+            continue
+        for line in block.text.split("\n"):
+            match = COMMAND.match(line.strip())
+            if match:
+                found.append((block, match.group(1).split("  #")[0].strip()))
+    return found
+
+
+def _environment() -> dict[str, str]:
+    """This interpreter's scripts first on PATH, so `gym-contract` is the one under test."""
+    environment = dict(os.environ)
+    environment["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), environment.get("PATH", "")])
+    return environment
+
+
+@pytest.mark.parametrize(("block", "command"), console_commands(), ids=lambda value: str(value)[:60])
+def test_console_command_runs_with_its_documented_exit_status(block: Block, command: str):
+    expected = int(block.annotations.get("exit", "0"))
+    runnable = f'"{sys.executable}" -m gym_contract' + command.removeprefix("gym-contract")
+    result = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", runnable],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=_environment(),
+    )
+    assert result.returncode == expected, f"{block}: {command}\n{result.stdout[-2000:]}{result.stderr[-2000:]}"
+
+
+def test_commands_in_the_docs_are_run():
+    """Most command blocks run; the ones that stand for a reader's own files stay few."""
+    generated = [block for block in all_blocks() if block.language == "console" and block.generated]
+    assert len(console_commands()) + len(generated) >= 10
+    skipped = [block for block in all_blocks() if "no-run" in block.annotations]
+    assert len(skipped) <= 4, [str(block) for block in skipped]
+
+
+def python_blocks() -> list[Block]:
+    return [
+        block
+        for block in all_blocks()
+        if block.language == "python" and not block.generated and (block.page, "python") not in NOT_RUN
+    ]
+
+
+@pytest.mark.parametrize("block", python_blocks(), ids=str)
+def test_python_example_runs(block: Block, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.chdir(REPO)
+    monkeypatch.setenv("PATH", _environment()["PATH"])
+    namespace: dict[str, Any] = {"__name__": f"docs_example_{block.line}"}
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(block.text, str(block), "exec"), namespace)  # the docs' own example code
+        for name, value in list(namespace.items()):
+            if name.startswith("test_") and callable(value):
+                value()
+
+
+# ----------------------------------------------------------------------- other-language examples
+
+OTHER_LANGUAGES = [DOCS / "examples" / "typescript" / "validate.ts", DOCS / "examples" / "go" / "main.go"]
+EXPECTED_SCHEMA = {
+    "ng_agent_observations": "agent_observations",
+    "ng_model_call_capture": "model_call_capture",
+    "ng_trajectory": "trajectory",
+    "ng_agent_outcome": "agent_outcome",
+}
+
+
+def attachment_map(path: Path) -> dict[str, str]:
+    """The attachment -> `$id` table of a TypeScript or Go example, read from its source."""
+    text = path.read_text(encoding="utf-8")
+    base = re.search(r'(?:const BASE =|const base =) "([^"]+)"', text)
+    assert base, path
+    entries = re.findall(r'"?(ng_\w+)"?\s*:\s*(?:`\$\{BASE\}|base \+ ")([^`"]+)[`"]', text)
+    return {key: base.group(1) + rest for key, rest in entries}
+
+
+@pytest.mark.parametrize("path", OTHER_LANGUAGES, ids=lambda path: path.name)
+def test_other_language_example_uses_the_engines_schemas(path: Path):
+    mapping = attachment_map(path)
+    assert set(mapping) == set(ROLLOUT_ATTACHMENTS)
+    assert set(EXPECTED_SCHEMA) == set(ROLLOUT_ATTACHMENTS)
+    for key, uri in mapping.items():
+        assert uri == schemas.schema_id(EXPECTED_SCHEMA[key]), (path.name, key)
+
+
+def test_the_other_language_recipe_works_with_a_plain_validator():
+    """What the TypeScript and Go programs do — every file under its `$id`, one `$ref` per attachment —
+    done with Python's jsonschema: the clean example passes, the damaged one does not."""
+    from referencing import Registry, Resource
+
+    folder = REPO / "schemas" / schemas.SCHEMA_VERSION
+    documents = [json.loads(path.read_text(encoding="utf-8")) for path in sorted(folder.glob("*.schema.json"))]
+    registry = Registry().with_resources((document["$id"], Resource.from_contents(document)) for document in documents)
+    validators = {
+        key: Draft202012Validator({"$ref": uri}, registry=registry)
+        for key, uri in attachment_map(OTHER_LANGUAGES[0]).items()
+    }
+
+    def failures(path: Path) -> int:
+        count = 0
+        for line in path.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            count += sum(not validators[key].is_valid(record[key]) for key in validators if record.get(key) is not None)
+        return count
+
+    assert failures(REPO / "examples" / "rollouts.jsonl") == 0
+    assert failures(REPO / "examples" / "damaged_rollouts.jsonl") > 0
+
+
+# ------------------------------------------------------------------------------------ the built site
+
+
+def _mkdocs_or_skip() -> None:
+    if importlib.util.find_spec("mkdocs") is None or importlib.util.find_spec("material") is None:
+        pytest.skip('the docs extra is not installed (python -m pip install -e ".[docs]")')
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site, built once per session with `mkdocs build --strict`."""
+    _mkdocs_or_skip()
+    target = tmp_path_factory.mktemp("site")
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "-d", str(target)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert result.returncode == 0, f"mkdocs build --strict failed:\n{result.stdout}\n{result.stderr}"
+    return target
+
+
+class _Page(HTMLParser):
+    """Every id, and every href and src, of one HTML page."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.ids: Counter[str] = Counter()
+        self.links: list[str] = []
+        self.headings: list[str] = []
+        """Ids of the level-3 headings."""
+        self.resources: list[str] = []
+        """What the browser loads by itself: scripts, stylesheets, icons, images, frames."""
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        if values.get("id"):
+            self.ids[values["id"]] += 1  # type: ignore[index]
+            if tag == "h3":  # codes are level-3 headings on their pages
+                self.headings.append(values["id"])  # type: ignore[arg-type]
+        if values.get("name") and tag == "a":
+            self.ids[values["name"]] += 1  # type: ignore[index]
+        for attribute in ("href", "src"):
+            if values.get(attribute):
+                self.links.append(values[attribute])  # type: ignore[arg-type]
+        loads = tag in ("script", "img", "iframe", "source") or (
+            tag == "link" and values.get("rel") not in ("canonical", "alternate", "prev", "next")
+        )
+        if loads and (values.get("src") or values.get("href")):
+            self.resources.append(values.get("src") or values.get("href"))  # type: ignore[arg-type]
+
+
+def parse(path: Path) -> _Page:
+    page = _Page()
+    page.feed(path.read_text(encoding="utf-8"))
+    return page
+
+
+def _target(site: Path, page: Path, link: str) -> tuple[Path, str] | None:
+    """The file in the site an internal link points at, and its fragment; None for an external link."""
+    parts = urlsplit(link)
+    if parts.scheme or parts.netloc or link.startswith(("mailto:", "data:", "javascript:")):
+        return None
+    if not parts.path:
+        return page, unquote(parts.fragment)
+    base = site if parts.path.startswith("/") else page.parent
+    resolved = (base / unquote(parts.path.lstrip("/"))).resolve()
+    if resolved.is_dir() or parts.path.endswith("/"):
+        resolved = resolved / "index.html"
+    return resolved, unquote(parts.fragment)
+
+
+def test_every_internal_link_and_asset_resolves(site: Path):
+    pages = {path.resolve(): parse(path) for path in site.rglob("*.html")}
+    broken = []
+    for path, page in pages.items():
+        for link in page.links:
+            target = _target(site, path, link)
+            if target is None:
+                continue
+            file, fragment = target
+            if not file.is_file():
+                broken.append(f"{path.relative_to(site)}: {link} (no file)")
+            elif fragment and file in pages and fragment not in pages[file].ids:
+                broken.append(f"{path.relative_to(site)}: {link} (no #{fragment})")
+            if not str(file).startswith(str(site.resolve())):
+                broken.append(f"{path.relative_to(site)}: {link} (outside the site)")
+    assert not broken, "\n".join(broken[:50])
+
+
+def test_the_site_fetches_nothing_from_elsewhere(site: Path):
+    """Fonts, scripts, styles and images are all local: the site works offline and on a fresh machine."""
+    remote = [
+        f"{path.relative_to(site)}: {url}"
+        for path in site.rglob("*.html")
+        for url in parse(path).resources
+        if urlsplit(url).scheme or url.startswith("//")
+    ]
+    assert not remote, remote
+
+
+def test_every_diagnostic_code_has_exactly_one_anchor_on_the_errors_page(site: Path):
+    page = parse(site / "reference" / "errors" / "index.html")
+    assert {code: page.ids[code] for code in CODES} == dict.fromkeys(CODES, 1)
+    assert Counter(page.headings) == Counter(CODES), "the errors page and CODES list different codes"
+
+
+def test_every_gap_code_has_exactly_one_anchor_on_the_gap_codes_page(site: Path):
+    registry = schemas.gap_codes()
+    page = parse(site / "reference" / "gap-codes" / "index.html")
+    assert {code: page.ids[code] for code in registry} == dict.fromkeys(registry, 1)
+    assert Counter(page.headings) == Counter(registry), "the gap-codes page and the registry list different codes"
+
+
+def test_docs_urls_resolve_in_the_built_site(site: Path):
+    pages: dict[str, _Page] = {}
+    for code in CODES:
+        url = urlsplit(docs_url(code))
+        if url.path not in pages:
+            pages[url.path] = parse(site / url.path.strip("/") / "index.html")
+        assert pages[url.path].ids[url.fragment] == 1, code
+
+
+def test_schemas_are_served_at_their_ids(site: Path):
+    assert (site / "schemas" / "v1" / "trajectory.schema.json").is_file()
+    folder = REPO / "schemas" / schemas.SCHEMA_VERSION
+    for source in sorted(folder.glob("*.json")):
+        served = site / "schemas" / schemas.SCHEMA_VERSION / source.name
+        assert served.read_bytes() == source.read_bytes(), source.name
+        document = json.loads(source.read_text(encoding="utf-8"))
+        if "$id" in document:
+            assert (site / urlsplit(document["$id"]).path.lstrip("/")) == served
+
+
+def test_search_index_holds_the_reference(site: Path):
+    index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    locations = {entry["location"] for entry in index["docs"]}
+    assert "reference/errors/#json_invalid" in locations
+    assert any(location.startswith("reference/schemas/trajectory/") for location in locations)
