@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from typing import Any, Final
+from typing import Any, Final, Literal, cast
 
 from gym_contract.models import AgentOutcome, Classifier, Signal
 
@@ -234,6 +234,7 @@ class Evidence:
         retryable: bool | None = None,
     ) -> AgentOutcome:
         """The verdict: status and partial work follow from the kind; `retryable` from it unless it is unknown."""
+        response_status: Literal["completed", "failed", "incomplete"]
         if kind is None:
             response_status = "completed"
         elif kind in INCOMPLETE_KINDS:
@@ -247,7 +248,7 @@ class Evidence:
             harness_version=self.harness_version,
             classifier=self.classifier,
             response_status=response_status,
-            failure_kind=kind,
+            failure_kind=cast(Any, kind),  # one of FAILURE_KINDS, the schema's enum
             retryable=transient,
             partial_work_retained=response_status == "incomplete",
             status_code=status_code,

@@ -128,7 +128,9 @@ def _prose(event: dict[str, Any] | None) -> str | None:
         return content
     if not isinstance(content, list):
         return None
-    parts = [block.get("text") for block in content if isinstance(block, dict) and isinstance(block.get("text"), str)]
+    parts: list[str] = [
+        block["text"] for block in content if isinstance(block, dict) and isinstance(block.get("text"), str)
+    ]
     return "\n".join(parts) or None
 
 
@@ -210,9 +212,9 @@ def _from_result(
     by_enum = _KIND_BY_ERROR.get(enum or "")
     if by_status is not None and by_enum is not None and by_status != by_enum:
         return verdict(UNKNOWN_ERROR, f"status {status} says {by_status}, error {enum} says {by_enum}")
-    kind = by_status or by_enum
-    if kind is not None:
-        return verdict(kind)
+    established = by_status or by_enum
+    if established is not None:
+        return verdict(established)
     if status is not None:
         return verdict(UNKNOWN_ERROR, f"status {status} establishes no kind")
     return verdict(UNKNOWN_ERROR, f"{subtype}: no status, error or phrasing that establishes a kind")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 from gym_contract._outcome_base import (
@@ -162,7 +162,8 @@ def _terminal_error_event(
 def _from_error(evidence: Evidence, error: dict[str, Any], artifact: str, field: str, timed_out: bool) -> AgentOutcome:
     """The verdict of a recorded `{name, data}` error."""
     name = text(error.get("name"))
-    data = error.get("data") if isinstance(error.get("data"), dict) else {}
+    raw = error.get("data")
+    data: dict[str, Any] = raw if isinstance(raw, dict) else {}
     message = text(data.get("message"))
     status = integer(data.get("statusCode"))
     evidence.signal(artifact, f"{field}.name", name)
@@ -190,7 +191,9 @@ def _from_error(evidence: Evidence, error: dict[str, Any], artifact: str, field:
     return verdict(UNKNOWN_ERROR)
 
 
-def _from_api_error(evidence: Evidence, data: dict[str, Any], artifact: str, field: str, verdict: Any) -> AgentOutcome:
+def _from_api_error(
+    evidence: Evidence, data: dict[str, Any], artifact: str, field: str, verdict: Callable[..., AgentOutcome]
+) -> AgentOutcome:
     """An `APIError`: overflow evidence first (1.17.x misreports overflows), then the status, then the retry marker."""
     status = integer(data.get("statusCode"))
     retryable = data.get("isRetryable") is True
