@@ -92,7 +92,7 @@ class ContractModel(BaseModel):
             # The keywords speak of JSON values: a nested model given as an instance counts as its object.
             if any(isinstance(value, BaseModel) for value in data.values()):
                 data = {k: v.model_dump(mode="json") if isinstance(v, BaseModel) else v for k, v in data.items()}
-            error = best_match(checker.iter_errors(data))
+            error = None if checker.is_valid(data) else best_match(checker.iter_errors(data))
             if error is not None:
                 described = error.schema.get("description") if isinstance(error.schema, dict) else None
                 raise ValueError(described or error.message)

@@ -78,7 +78,10 @@ class _CaptureIndex:
 
     def canonical(self, index: int) -> ModelCallRef:
         call = self.calls[index]
-        return ModelCallRef(model_call_id=call.model_call_id, model_ref=call.model_ref, response_id=call.response_id)
+        # A matched call carries the id it was matched by, so the ref is valid without checking it again.
+        return ModelCallRef.model_construct(
+            model_call_id=call.model_call_id, model_ref=call.model_ref, response_id=call.response_id
+        )
 
     def captured_id(self, index: int) -> str | None:
         call = self.calls[index]

@@ -1,4 +1,4 @@
-"""The benchmark script runs end to end on a tiny corpus (its figures are meaningful only on a large one)."""
+"""The benchmark scripts run end to end on tiny inputs (their figures are meaningful only on large ones)."""
 
 from __future__ import annotations
 
@@ -35,3 +35,10 @@ def test_the_full_benchmark():
     result = _bench("--records", "1000", "--passes", "5")
     assert result.returncode == 0, result.stderr
     print(result.stdout)
+
+
+def test_the_join_benchmark_runs_and_reports_growth():
+    command = [sys.executable, str(REPO / "tools" / "bench_join.py"), "--sizes", "1000", "5000", "--passes", "1"]
+    result = subprocess.run(command, capture_output=True, text=True, check=False, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "per 1× of input" in result.stdout.splitlines()[-1]
