@@ -283,9 +283,9 @@ class SchemaPage:
         uri = document["$id"]
         raw = link(self.page, f"schemas/{VERSION}/{self.stem}{SCHEMA_SUFFIX}")
         lines = [
-            f"**`$id`** `{uri}`  ",
-            f"**File** [`schemas/{VERSION}/{self.stem}{SCHEMA_SUFFIX}`]({raw}) (served at that `$id`) · "
-            f"**CLI** `gym-contract schema show {self.stem}`",
+            f"- **`$id`:** `{uri}`",
+            f"- **File:** [`schemas/{VERSION}/{self.stem}{SCHEMA_SUFFIX}`]({raw}), served by this site at its `$id`",
+            f"- **Print it:** `gym-contract schema show {self.stem}`",
             "",
         ]
         if document.get("description"):
@@ -425,13 +425,18 @@ def error_example_file(docs: Path, code_name: str) -> Path | None:
 
 def run_cli(args: list[str]) -> tuple[int, str]:
     """Run `gym-contract` in this process; its exit status and what it printed (stdout, then stderr)."""
-    out, err = io.StringIO(), io.StringIO()
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", newline="\n")  # with .buffer, like sys.stdout
+    err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", newline="\n")
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             status = cli.main(args)
-        except SystemExit as stop:  # argparse errors
+        except SystemExit as stop:  # argparse errors, --version
             status = int(stop.code or 0)
-    return status, out.getvalue() + err.getvalue()
+    printed = []
+    for stream in (out, err):
+        stream.flush()
+        printed.append(stream.buffer.getvalue().decode("utf-8"))  # type: ignore[attr-defined]
+    return status, "".join(printed)
 
 
 def error_example(docs: Path, code_name: str) -> tuple[list[str], int, str, str | None, str] | None:
@@ -598,6 +603,14 @@ CONSOLE = {
     "validate-bundle": ["validate", "docs/examples/bundle.json"],
     "validate-bundle-bad": ["validate", "docs/examples/bundle_with_problems.json"],
     "version": ["--version"],
+    "join-example": [
+        *("join", "--capture", "examples/capture", "--rollout-id", "7-0"),
+        "docs/examples/join_observations.json",
+    ],
+    "project-example": [
+        *("project", "docs/examples/project_rollouts.jsonl"),
+        *("--capture-dir", "examples/capture", "-o", "/dev/null"),
+    ],
     "schema-list": ["schema", "list"],
     "schema-show-id": ["schema", "show", "trajectory", "--id"],
 }
