@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from gym_contract.capture import PAYLOAD_KEYS
 from gym_contract.join import dedupe_gaps
 from gym_contract.models import (
     AgentInvocation,
@@ -28,10 +29,9 @@ from gym_contract.models import (
 )
 from gym_contract.rollout_ids import rollout_id_from_run_body
 
-__all__ = ["PAYLOAD_KEYS", "attach_trajectory", "build_trajectory", "project", "trajectory_identity"]
+__all__ = ["attach_trajectory", "build_trajectory", "project", "trajectory_identity"]
 
 CAPTURE, OBSERVATIONS, TRAJECTORY = "ng_model_call_capture", "ng_agent_observations", "ng_trajectory"
-PAYLOAD_KEYS = ("request", "response", "request_raw", "response_raw")
 _METADATA_FIELDS = (
     "response_id",
     "model_ref",
