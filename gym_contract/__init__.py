@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from gym_contract.capture import Capture, aggregate_metrics, capture_attachment, derive_record, read_capture
+from gym_contract.checking import check_files
+from gym_contract.collection import collect, merge_capture
 from gym_contract.diagnostics import ContractError, Diagnostic
+from gym_contract.join import join
 from gym_contract.models import (
     AgentInvocation,
     AgentObservationBundle,
@@ -26,6 +30,10 @@ from gym_contract.models import (
     TrajectoryToolCall,
     TrajectoryTurn,
 )
+from gym_contract.outcome import Decision, Policy, classify_claude_code, classify_opencode, decide
+from gym_contract.projection import attach_trajectory, build_trajectory, project
+from gym_contract.report import Report
+from gym_contract.rollout_ids import rollout_id_from_run_body
 from gym_contract.schemas import CONTRACT_VERSION
 from gym_contract.validation import KINDS, detect_kind, is_valid, iter_diagnostics, validate
 
@@ -38,17 +46,21 @@ __all__ = [
     "AgentObservationBundle",
     "AgentObservationRecord",
     "AgentOutcome",
+    "Capture",
     "CaptureExchange",
     "CaptureMetrics",
     "ContextCompactionObservation",
     "ContractError",
     "ConversationItem",
+    "Decision",
     "Diagnostic",
     "ModelCallCapture",
     "ModelCallRecord",
     "ModelCallRef",
     "ModelServerRef",
     "ObservationGap",
+    "Policy",
+    "Report",
     "SandboxObservation",
     "ToolCallObservation",
     "TrajectoryModelCall",
@@ -58,8 +70,23 @@ __all__ = [
     "TrajectoryToolCall",
     "TrajectoryTurn",
     "__version__",
+    "aggregate_metrics",
+    "attach_trajectory",
+    "build_trajectory",
+    "capture_attachment",
+    "check_files",
+    "classify_claude_code",
+    "classify_opencode",
+    "collect",
+    "decide",
+    "derive_record",
     "detect_kind",
     "is_valid",
     "iter_diagnostics",
+    "join",
+    "merge_capture",
+    "project",
+    "read_capture",
+    "rollout_id_from_run_body",
     "validate",
 ]
