@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from gym_contract._io import InputUnreadable, iter_lines, open_source, parse_record
+from gym_contract._io import DEFAULT_MAX_LINE_BYTES, InputUnreadable, iter_lines, open_source, parse_record
 from gym_contract._rules import METRIC_TOKEN_FIELDS
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.models import CaptureMetrics, ModelCallRecord, ObservationGap
@@ -311,12 +311,13 @@ def _store_paths(path: Path, rollout_id: str) -> tuple[Path, Path]:
     return path / (rollout_id + CAPTURE_SUFFIX), path / (rollout_id + INCOMPLETE_SUFFIX)
 
 
-def read_capture(path: str | Path, rollout_id: str) -> Capture:
+def read_capture(path: str | Path, rollout_id: str, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Capture:
     """Read the capture of `rollout_id` from a capture directory or from its `.capture.jsonl` file.
 
-    Tolerant, like the reference's `read_available`: blank lines are skipped, a damaged line becomes a
-    diagnostic and the rest is still read. Raises ValueError for a rollout id that cannot name a file,
-    or a path that is neither a directory nor that rollout's capture file; never for the file's content.
+    Tolerant, like the reference's `read_available`: blank lines are skipped, a damaged line (bad JSON
+    or UTF-8, not an object, longer than `max_line_bytes`) becomes a diagnostic and the rest is still
+    read; a file that cannot be read is reported in `Capture.unreadable`. Raises ValueError only for a
+    rollout id that cannot name a file, or a path that is neither a directory nor that rollout's file.
     """
     rollout_id = _check_file_name_id(rollout_id)
     capture_file, marker = _store_paths(Path(path), rollout_id)
@@ -327,7 +328,7 @@ def read_capture(path: str | Path, rollout_id: str) -> Capture:
     position = 0  # every non-blank line takes a position, readable or not
     try:
         with open_source(str(capture_file)) as source:
-            for line in iter_lines(source):
+            for line in iter_lines(source, max_line_bytes):
                 if isinstance(line, Diagnostic):
                     if line.code == "input_unreadable":
                         unreadable = line.message

@@ -524,6 +524,13 @@ def test_every_kind_of_damaged_line_is_named_with_its_line_number(tmp_path):
     assert [r.call_index for r in capture.records] == [4]
 
 
+def test_a_line_over_the_size_limit_is_damaged_and_keeps_its_position(tmp_path):
+    write_capture(tmp_path, "7-0", [exchange("a"), exchange("b", request={"model": "m" * 500}), exchange("c")])
+    capture = read_capture(tmp_path, "7-0", max_line_bytes=400)
+    assert [(r.model_call_id, r.call_index) for r in capture.records] == [("a", 0), ("c", 2)]
+    assert [(d.code, d.line) for d in capture.damaged_lines] == [("line_too_long", 2)]
+
+
 def test_a_repeated_key_is_read_as_the_reference_reads_it_with_the_last_value_winning(tmp_path):
     write_capture(tmp_path, "7-0", [b'{"model_call_id": "first", "model_call_id": "last"}'])
     capture = read_capture(tmp_path, "7-0")
