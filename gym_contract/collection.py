@@ -30,7 +30,10 @@ def _redacted(result: Mapping[str, Any]) -> bool:
 def _find_capture(capture_dirs: Sequence[str | Path], rollout_id: str) -> Capture:
     """The first store holding this rollout's capture file or marker (3.6)."""
     for directory in capture_dirs:
-        capture = read_capture(directory, rollout_id)
+        try:
+            capture = read_capture(directory, rollout_id)
+        except ValueError as error:  # an id that cannot name a file: the store cannot be read for it
+            return Capture(rollout_id, found=True, unreadable=str(error))
         if capture.found:
             return capture
     return Capture(rollout_id)
@@ -39,11 +42,14 @@ def _find_capture(capture_dirs: Sequence[str | Path], rollout_id: str) -> Captur
 def merge_capture(result: Mapping[str, Any], capture_dirs: Sequence[str | Path]) -> dict[str, Any]:
     """A new result with `ng_model_call_capture` attached and its observations joined to it (3.6).
 
-    Keyed by the rollout id derived from the record (section 4); a record without one is returned
-    unchanged. A bundle that fails validation or the join leaves a gap in the capture attachment.
+    Keyed by the rollout id derived from the record (section 4); a record without a usable one is
+    returned unchanged. A bundle that fails validation or the join leaves a gap in the capture attachment.
     """
     merged = dict(result)
-    rollout_id = rollout_id_from_run_body(result)
+    try:
+        rollout_id = rollout_id_from_run_body(result)
+    except ValueError:  # an explicit id that breaks the pattern: validation reports it as rollout_id_invalid
+        return merged
     if rollout_id is None:
         return merged
     capture = _find_capture(capture_dirs, rollout_id)

@@ -96,3 +96,11 @@ def test_the_project_command_streams_records_and_summarises(tmp_path: Path):
     assert summary["damaged_lines"] == 1
     assert "rollouts.jsonl:2: json_invalid" in result.stderr
     assert run("validate", str(out), "--quiet").returncode == 0
+
+
+def test_unusable_rollout_ids_never_raise():
+    bad_explicit = {**ROW, "_ng_rollout_id": "a/b"}
+    assert merge_capture(bad_explicit, [CAPTURE_DIR]) == bad_explicit
+    odd_index = {**ROW, "_ng_task_index": "a/b"}
+    capture = merge_capture(odd_index, [CAPTURE_DIR])["ng_model_call_capture"]
+    assert capture["gaps"][0]["code"] == "model_call_capture_unreadable"
