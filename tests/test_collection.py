@@ -104,3 +104,30 @@ def test_unusable_rollout_ids_never_raise():
     odd_index = {**ROW, "_ng_task_index": "a/b"}
     capture = merge_capture(odd_index, [CAPTURE_DIR])["ng_model_call_capture"]
     assert capture["gaps"][0]["code"] == "model_call_capture_unreadable"
+
+
+def test_the_example_rollout_projects_cleanly_through_the_cli():
+    rollout = REPO / "examples" / "rollout-7-0.jsonl"
+    project_run = subprocess.run(
+        [sys.executable, "-m", "gym_contract", "project", str(rollout), "--capture-dir", str(CAPTURE_DIR)],
+        capture_output=True,
+        check=False,
+    )
+    assert project_run.returncode == 0
+    validate_run = subprocess.run(
+        [sys.executable, "-m", "gym_contract", "validate", "-", "--format", "json"],
+        input=project_run.stdout,
+        capture_output=True,
+        check=False,
+    )
+    assert validate_run.returncode == 0
+    summary = json.loads(validate_run.stdout)
+    assert summary["diagnostics_by_severity"]["error"] == 0
+    assert summary["gaps_by_code"]["model_call_ownership_unavailable"] == 2  # the 429 and the judge's call
+    projected = json.loads(project_run.stdout)
+    owned = projected["ng_agent_observations"]["records"][0]["model_calls"]
+    assert [ref["model_call_id"] for ref in owned] == [
+        "5b1f0c6e2a9d4e1b8c3f7a6d0e9b2c41",
+        "5b1f0c6e2a9d4e1b8c3f7a6d0e9b2c43",
+    ]
+    assert projected["ng_trajectory"]["tool_calls"][0]["output"] == "2 3 5 7 11 13 17 19"
