@@ -414,7 +414,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     _mkdocs_or_skip()
     target = tmp_path_factory.mktemp("site")
     result = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "-d", str(target)],
+        # Not --quiet: it hides warnings from --strict, which then passes a build it should fail.
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(target)],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -542,3 +543,17 @@ def test_search_index_holds_the_reference(site: Path):
     locations = {entry["location"] for entry in index["docs"]}
     assert "reference/errors/#json_invalid" in locations
     assert any(location.startswith("reference/schemas/trajectory/") for location in locations)
+
+
+def test_brackets_in_docstrings_stay_text():
+    spec = importlib.util.spec_from_file_location("griffe_prose", DOCS / "hooks" / "griffe_prose.py")
+    assert spec is not None
+    assert spec.loader is not None
+    if importlib.util.find_spec("griffe") is None:
+        pytest.skip("griffe (from the docs extra) is not installed")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    escape = module.escape_reference_links
+    assert escape("matches ^[A-Z][a-z]*$") == "matches ^[A-Z]\\[a-z]*$"
+    assert escape("code `x[0][1]` stays") == "code `x[0][1]` stays"
+    assert escape("```\nd[a][b]\n```") == "```\nd[a][b]\n```"
