@@ -28,7 +28,7 @@ ROLLOUT_ID_KEY = "_ng_rollout_id"
 
 
 def is_valid_rollout_id(value: object) -> bool:
-    """Whether `value` is a string that matches ^[A-Za-z0-9][A-Za-z0-9._-]*$ (CONTRACT 4), safe on URL paths."""
+    """Whether `value` is a string that matches `^[A-Za-z0-9][A-Za-z0-9._-]*$` (CONTRACT 4), safe on URL paths."""
     # fullmatch, not match with `$`: `$` also matches before a trailing newline.
     return isinstance(value, str) and ROLLOUT_ID_PATTERN.fullmatch(value) is not None
 
