@@ -18,6 +18,7 @@ from gym_contract._rules import (
     plausible,
     pointer,
     reference_rule,
+    repeated,
     rollout_id_rule,
     timestamp_rule,
     token_rules,
@@ -70,15 +71,12 @@ def trajectory_rules(trajectory: dict[str, Any], ctx: Context) -> Iterator[Diagn
     for index, call in _dicts(trajectory.get("model_calls")):
         path = ("model_calls", index)
         call_id = call.get("model_call_id")
-        if isinstance(call_id, str) and call_id:
-            if call_id in by_id:
-                yield Diagnostic.of(
-                    "model_call_id_duplicate",
-                    f"model_call_id {call_id!r} is already used by model_calls[{by_id[call_id]}]",
-                    pointer(*path, "model_call_id"),
-                )
-            else:
-                by_id[call_id] = index
+        if isinstance(call_id, str) and call_id and (prior := repeated(by_id, call_id, index)) is not None:
+            yield Diagnostic.of(
+                "model_call_id_duplicate",
+                f"model_call_id {call_id!r} is already used by model_calls[{prior}]",
+                pointer(*path, "model_call_id"),
+            )
         metadata = call.get("response_metadata")
         if isinstance(metadata, dict):
             response_id, model_ref = metadata.get("response_id"), metadata.get("model_ref")
@@ -128,14 +126,12 @@ def trajectory_rules(trajectory: dict[str, Any], ctx: Context) -> Iterator[Diagn
                     pointer(*path, field),
                 )
         key = (turn.get("invocation_id"), turn.get("turn_no"))
-        if key in turns_seen:
+        if (prior := repeated(turns_seen, key, index)) is not None:
             yield Diagnostic.of(
                 "turn_number_duplicate",
-                f"turn {key[1]!r} of invocation {key[0]!r} already appears at turns[{turns_seen[key]}]",
+                f"turn {key[1]!r} of invocation {key[0]!r} already appears at turns[{prior}]",
                 pointer(*path, "turn_no"),
             )
-        else:
-            turns_seen[key] = index
         yield from reference_rule(path, turn.get("invocation_id"), known, "turn", ctx)
         if not plausible(_number(turn.get("timestamp")), ctx):
             yield from timestamp_rule((*path, "timestamp"), turn.get("timestamp"), ctx)

@@ -45,6 +45,14 @@ def _dicts(value: Any) -> Iterator[tuple[int, dict[str, Any]]]:
                 yield index, item
 
 
+def repeated(seen: dict[Any, Any], key: Any, where: Any) -> Any | None:
+    """Where ``key`` was first seen, or None when it is new (and is then recorded as seen at ``where``)."""
+    prior = seen.get(key)
+    if prior is None:
+        seen[key] = where
+    return prior
+
+
 def _number(value: Any) -> float | None:
     kind = value.__class__
     return value if kind is float else float(value) if kind is int else None
@@ -68,14 +76,12 @@ def invocation_rules(invocations: list[tuple[Path, dict[str, Any]]], ctx: Contex
         invocation_id = invocation.get("invocation_id")
         if not isinstance(invocation_id, str):
             continue
-        if invocation_id in by_id:
+        if (prior := repeated(by_id, invocation_id, (path, invocation))) is not None:
             yield Diagnostic.of(
                 "invocation_id_duplicate",
-                f"invocation_id {invocation_id!r} is already used at {pointer(*by_id[invocation_id][0])}",
+                f"invocation_id {invocation_id!r} is already used at {pointer(*prior[0])}",
                 pointer(*path, "invocation_id"),
             )
-            continue
-        by_id[invocation_id] = (path, invocation)
     reported_cycles: set[frozenset[str]] = set()
     for invocation_id, (path, invocation) in by_id.items():
         parent = invocation.get("parent_invocation_id")
@@ -130,14 +136,12 @@ def tool_rules(tools: list[tuple[Path, dict[str, Any]]], ctx: Context) -> Iterat
     seen: dict[tuple[Any, Any], Path] = {}
     for path, tool in tools:
         key = (tool.get("invocation_id"), tool.get("tool_call_id"))
-        if key in seen:
+        if (prior := repeated(seen, key, path)) is not None:
             yield Diagnostic.of(
                 "tool_call_duplicate",
-                f"tool call {key[1]!r} of invocation {key[0]!r} is already recorded at {pointer(*seen[key])}",
+                f"tool call {key[1]!r} of invocation {key[0]!r} is already recorded at {pointer(*prior)}",
                 pointer(*path, "tool_call_id"),
             )
-        else:
-            seen[key] = path
         started, completed = _number(tool.get("started_at")), _number(tool.get("completed_at"))
         if started is not None and completed is not None and completed < started:
             yield Diagnostic.of(
