@@ -8,19 +8,20 @@ Hand-written pages under `docs/` hold generated blocks between two markers:
 
 The name after `GENERATED` says what fills the block:
 
-| block | source |
-|---|---|
-| `schema:<file>` | `schemas/v1/<file>.schema.json`: fields, types, required, defaults, enums, bounds, |
-|  | descriptions, rules, `$defs`, examples |
-| `schema-index` | every bundled schema and named fragment, with its `$id` |
-| `gap-codes` | `schemas/v1/gap_codes.json`, one anchor per code |
-| `criteria-gaps` | the same registry, grouped by the capability criteria C1–C7 each gap reduces |
-| `errors` | `gym_contract.diagnostics.CODES`, one anchor per code, each with its example from |
-|  | `docs/examples/errors/` run through the CLI |
-| `cli` | the argparse parser of `gym-contract` (`gym_contract.cli.build_parser()`) |
-| `models` | the public model classes of `gym_contract.models` and the schema each follows |
-| `console:<name>` | a `gym-contract` command (see `CONSOLE`) run on the repository's examples |
-| `assert-valid:<name>` | the failure message of `assert_valid` on `docs/examples/<name>.json` |
+    schema:<file>         schemas/v1/<file>.schema.json: fields, types, required, defaults, enums,
+                          bounds, descriptions, rules, $defs and examples
+    schema-index          every bundled schema and named fragment, with its $id
+    gap-codes             schemas/v1/gap_codes.json, one anchor per code
+    criteria-gaps         the same registry, by the capability criteria (C1-C7) each gap weakens
+    errors                gym_contract.diagnostics.CODES, one anchor per code, each with its example
+                          input from docs/examples/errors/ run through the command line
+    cli                   the command's argparse parser (gym_contract.cli.build_parser())
+    models                the public classes of gym_contract.models and the schema each follows
+    console:<name>        a gym-contract command (see CONSOLE) run on the repository's examples
+    assert-valid:<name>   what assert_valid says about docs/examples/<name>.json
+
+Everything shown is produced by running the code, so --check also proves that every generated
+example still behaves as the page says.
 
 Usage:
     python tools/render_docs.py            # rewrite every generated block in place
@@ -70,6 +71,16 @@ UNOPENABLE = "input_unreadable"
 MISSING_INPUT = "no-such-file.jsonl"
 # Options an example needs to show its code at a readable size.
 EXAMPLE_ARGS = {"line_too_long": ["--max-line-bytes", "64"]}
+# What a reader needs to know about an example beyond its input and output.
+EXAMPLE_NOTES = {
+    UNOPENABLE: "An input that cannot be opened at all stops the command before any record is read: it prints "
+    "why and exits with status 2. An input that fails part-way through (an I/O error) is reported as this "
+    "diagnostic, after every line read before the failure has been checked.",
+    "input_truncated": "The example is a gzip file cut short, so its bytes are not shown; the two lines before "
+    "the cut were checked.",
+    "line_too_long": "The default limit is 64 MiB per line; the example lowers it with `--max-line-bytes` (an "
+    "option left out of `--help`) to stay readable.",
+}
 
 
 # --------------------------------------------------------------------------------------------- helpers
@@ -482,6 +493,8 @@ def render_errors(page: str, docs: Path) -> str:
             lines += [f"No example yet: add `{ERROR_EXAMPLES_SHOWN}/{code_name}.jsonl`.", ""]
             continue
         command, status, output, content, title = example
+        if code_name in EXAMPLE_NOTES:
+            lines += [EXAMPLE_NOTES[code_name], ""]
         if content is not None:
             lines += [*fenced("json" if content.startswith(("{", "[")) else "text", content, title), ""]
         shown_command = " ".join(["gym-contract", *command])
