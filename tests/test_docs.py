@@ -49,10 +49,7 @@ SITE_ROOT = "https://gym-contract.dev/"
 
 # Blocks not run yet, by (page, language), with the reason. Remove an entry once its page marks usage
 # synopses with `<!-- no-run: … -->` and its Python fragments are self-contained.
-NOT_RUN: dict[tuple[str, str], str] = {
-    ("concepts/outcomes.md", "bash"): "usage synopses with [optional] arguments, not commands",
-    ("concepts/outcomes.md", "python"): "a fragment that uses `export` and `events` without defining them",
-}
+NOT_RUN: dict[tuple[str, str], str] = {}
 
 
 def _load_render_docs() -> ModuleType:
