@@ -1,0 +1,153 @@
+"""Read Claude Code session transcripts and stream-json output line by line; damage becomes gaps."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+
+from gym_contract.models import ObservationGap
+
+MAX_LINE_BYTES: Final = 64 * 1024 * 1024
+"""A transcript line longer than this is reported as malformed and skipped, never held in memory whole."""
+
+
+@dataclass(frozen=True)
+class TranscriptEvent:
+    """One parsed transcript line with its place: file (relative to `projects/`) and 1-based line."""
+
+    file: str
+    line: int
+    event: dict[str, Any]
+
+
+@dataclass
+class TranscriptRead:
+    """Every usable event of a config directory, in file then line order, and the gaps reading left."""
+
+    events: list[TranscriptEvent] = field(default_factory=list)
+    gaps: list[ObservationGap] = field(default_factory=list)
+
+
+def gap(code: str, invocation_id: str | None = None, detail: str | None = None) -> ObservationGap:
+    return ObservationGap(code=code, invocation_id=invocation_id, detail=detail)
+
+
+def timestamp(value: Any) -> float | None:
+    """Unix seconds from an ISO-8601 string or a number of epoch seconds; anything else is unknown."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value) if math.isfinite(value) else None
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z") else value)
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:  # a time without a zone names no instant
+        return None
+    return parsed.timestamp()
+
+
+def read_transcripts(config_dir: str | os.PathLike[str], max_line_bytes: int = MAX_LINE_BYTES) -> TranscriptRead:
+    """The events of `<config>/projects/**/*.jsonl`, sorted by path; lines without a string `sessionId` skipped."""
+    read = TranscriptRead()
+    config = Path(config_dir)
+    if not config.is_dir():
+        read.gaps.append(gap("transcript_dir_missing"))
+        return read
+    projects = config / "projects"
+    if not projects.is_dir():
+        read.gaps.append(gap("transcript_dir_missing", detail="projects"))
+        return read
+    try:
+        files = sorted(_jsonl_files(projects), key=lambda path: path.relative_to(projects).as_posix())
+    except OSError:
+        read.gaps.append(gap("transcript_dir_unreadable"))
+        return read
+    for path in files:
+        name = path.relative_to(projects).as_posix()
+        try:
+            with path.open("rb") as handle:
+                for number, raw in _lines(handle, max_line_bytes):
+                    _take(read, name, number, raw)
+        except OSError:
+            read.gaps.append(gap("transcript_unreadable", detail=name))
+    return read
+
+
+def _jsonl_files(root: Path) -> Iterator[Path]:
+    def fail(error: OSError) -> None:
+        raise error
+
+    for folder, _dirs, names in os.walk(root, onerror=fail):
+        for name in names:
+            if name.endswith(".jsonl"):
+                yield Path(folder) / name
+
+
+def _lines(handle: Any, max_line_bytes: int) -> Iterator[tuple[int, bytes | None]]:
+    """Numbered lines; a line over the limit comes out as None and is skipped to its end."""
+    number = 0
+    while True:
+        chunk: bytes = handle.readline(max_line_bytes + 1)
+        if not chunk:
+            return
+        number += 1
+        if len(chunk) > max_line_bytes and not chunk.endswith(b"\n"):
+            while chunk and not chunk.endswith(b"\n"):
+                chunk = handle.readline(max_line_bytes + 1)
+            yield number, None
+            continue
+        yield number, chunk
+
+
+def _take(read: TranscriptRead, name: str, number: int, raw: bytes | None) -> None:
+    where = f"{name}:{number}"
+    if raw is not None and not raw.strip():
+        return
+    try:
+        event = orjson.loads(raw) if raw is not None else None
+    except orjson.JSONDecodeError:
+        event = None
+    if raw is None or event is None:
+        read.gaps.append(gap("malformed_transcript_line", detail=where))
+        return
+    if not isinstance(event, dict):
+        read.gaps.append(gap("invalid_transcript_record", detail=where))
+        return
+    if not isinstance(event.get("sessionId"), str):
+        return  # file-history snapshots, queue operations and similar bookkeeping lines
+    read.events.append(TranscriptEvent(name, number, event))
+
+
+def stream_events(stream: str | os.PathLike[str] | Iterable[Any] | None) -> list[dict[str, Any]]:
+    """The JSON objects of a stream-json stdout (a path, raw lines or parsed events); other lines skipped."""
+    if stream is None:
+        return []
+    if isinstance(stream, (str, os.PathLike)):
+        with open(stream, "rb") as handle:
+            lines: Iterable[Any] = handle.read().splitlines()
+    else:
+        lines = stream
+    events: list[dict[str, Any]] = []
+    for line in lines:
+        if isinstance(line, dict):
+            events.append(line)
+            continue
+        if not isinstance(line, (str, bytes)) or not line.strip():
+            continue
+        try:
+            parsed = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue  # Claude Code prints the odd non-JSON line; the reference skips them too
+        if isinstance(parsed, dict):
+            events.append(parsed)
+    return events
