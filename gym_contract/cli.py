@@ -20,7 +20,11 @@ EXIT_USAGE = 2
 
 # Modules that add a command: each has `register(commands)`, given the subparsers of `gym-contract`,
 # and sets `handler` on its parser to a function of the parsed arguments returning the exit status.
-_COMMAND_MODULES: tuple[str, ...] = ("gym_contract._cli_outcome", "gym_contract._cli_evidence")
+_COMMAND_MODULES: tuple[str, ...] = (
+    "gym_contract._cli_outcome",
+    "gym_contract._cli_evidence",
+    "gym_contract._cli_observe",
+)
 
 
 def _validate(args: argparse.Namespace) -> int:

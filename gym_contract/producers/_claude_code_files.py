@@ -128,15 +128,8 @@ def _take(read: TranscriptRead, name: str, number: int, raw: bytes | None) -> No
     read.events.append(TranscriptEvent(name, number, event))
 
 
-def stream_events(stream: str | os.PathLike[str] | Iterable[Any] | None) -> list[dict[str, Any]]:
-    """The JSON objects of a stream-json stdout (a path, raw lines or parsed events); other lines skipped."""
-    if stream is None:
-        return []
-    if isinstance(stream, (str, os.PathLike)):
-        with open(stream, "rb") as handle:
-            lines: Iterable[Any] = handle.read().splitlines()
-    else:
-        lines = stream
+def stream_events(lines: Iterable[Any]) -> list[dict[str, Any]]:
+    """The JSON objects of a stream-json stdout, given as raw lines or parsed events; other lines skipped."""
     events: list[dict[str, Any]] = []
     for line in lines:
         if isinstance(line, dict):

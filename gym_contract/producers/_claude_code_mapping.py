@@ -90,7 +90,7 @@ def map_events(events: list[TranscriptEvent]) -> Mapped:
         event = located.event
         agent_id = event.get("agentId")
         is_subagent = isinstance(agent_id, str) and agent_id != ""
-        invocation_id = agent_id if is_subagent else event["sessionId"]
+        invocation_id: str = agent_id if isinstance(agent_id, str) and agent_id else event["sessionId"]
         kind = internal_agent_kind(invocation_id) if is_subagent else None
         if kind is not None:
             mapped.internal_agents.setdefault(invocation_id, kind)

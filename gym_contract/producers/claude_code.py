@@ -39,14 +39,14 @@ class ClaudeCodeRun:
     """Everything one Claude Code run says: its observations, how it ended, and the run summary."""
 
     observations: AgentObservationBundle
-    outcome: AgentOutcome
+    outcome: AgentOutcome | None  # None without a stream: how the run ended is not in the transcripts
     summary: dict[str, Any]
 
     def document(self) -> dict[str, Any]:
         """The `gym-contract observe claude-code` output: one JSON-ready object."""
         return {
             "ng_agent_observations": self.observations.model_dump(mode="json"),
-            "ng_agent_outcome": self.outcome.model_dump(mode="json"),
+            "ng_agent_outcome": self.outcome.model_dump(mode="json") if self.outcome is not None else None,
             "run_summary": self.summary,
         }
 
@@ -67,7 +67,8 @@ def read_run(
     model-call references are made. ``exit_code``, ``timed_out`` and ``measured_duration_s`` are what
     the host saw of the process. Unreadable or malformed input becomes gaps, never an exception.
     """
-    events = _stream(stream)
+    lines = _stream_lines(stream)
+    events = stream_events(lines) if lines is not None else None
     read = read_transcripts(config_dir, max_line_bytes)
     mapped = map_events(read.events)
     server = {"type": "responses_api_models", "name": model_ref} if model_ref is not None else None
@@ -79,7 +80,7 @@ def read_run(
     if server is None:
         gaps.append(gap("model_call_ownership_unavailable"))
     bundle = AgentObservationBundle.model_validate({"source": SOURCE, "records": assembled.records, "gaps": gaps})
-    ended = classify_claude_code(events, exit_code=exit_code, timed_out=timed_out)
+    ended = classify_claude_code(lines, exit_code=exit_code, timed_out=timed_out) if lines is not None else None
     summary = _summary(mapped, assembled.parents, events, ended, measured_duration_s)
     return ClaudeCodeRun(bundle, ended, summary)
 
@@ -98,16 +99,20 @@ def run_summary(config_dir: str | os.PathLike[str], stream: Stream = None, **pro
 
 def outcome(stream: Stream = None, exit_code: int | None = None, timed_out: bool = False) -> AgentOutcome:
     """The run's `ng_agent_outcome`, from the stream and the process facts (the Claude Code classifier)."""
-    return classify_claude_code(_stream(stream), exit_code=exit_code, timed_out=timed_out)
+    return classify_claude_code(_stream_lines(stream), exit_code=exit_code, timed_out=timed_out)
 
 
-def _stream(stream: Stream) -> list[dict[str, Any]] | None:
+def _stream_lines(stream: Stream) -> list[Any] | None:
+    """The stream as a list of raw lines or parsed events, so that line numbers stay those of the stdout."""
     if stream is None:
         return None
-    try:
-        return stream_events(stream)
-    except OSError:
-        return []  # an unreadable stdout file says as much as an empty one: no result event
+    if isinstance(stream, (str, os.PathLike)):
+        try:
+            with open(stream, "rb") as handle:
+                return handle.read().splitlines()
+        except OSError:
+            return []  # an unreadable stdout file says as much as an empty one: no result event
+    return list(stream)
 
 
 def _last_result(events: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -163,7 +168,7 @@ def _summary(
     mapped: Mapped,
     parents: dict[str, tuple[str, str, str]],
     events: list[dict[str, Any]] | None,
-    ended: AgentOutcome,
+    ended: AgentOutcome | None,
     measured_duration_s: float | None,
 ) -> dict[str, Any]:
     main = set(roots(mapped))
@@ -194,7 +199,7 @@ def _summary(
         summary["result_success"] = result is not None and subtype == "success" and not is_error
         summary["result_error"] = is_error
         summary["result_missing"] = result is None
-        summary["context_overflow"] = ended.failure_kind == "model_context_limit"
+        summary["context_overflow"] = ended is not None and ended.failure_kind == "model_context_limit"
         duration = result.get("duration_ms") if result is not None else None
         if isinstance(duration, (int, float)) and not isinstance(duration, bool) and duration >= 0:
             summary["duration_s"] = duration / 1000
@@ -213,7 +218,5 @@ def _unknown_tool_calls(mapped: Mapped, events: list[dict[str, Any]]) -> int | N
     return sum(
         1
         for ends in mapped.tools.values()
-        if ends.starts
-        and ends.name not in offered
-        and any(status == "failed" for _, status in ends.finishes)
+        if ends.starts and ends.name not in offered and any(status == "failed" for _, status in ends.finishes)
     )

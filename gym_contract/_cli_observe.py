@@ -1,0 +1,78 @@
+"""`gym-contract observe claude-code`: a run's config directory (and stream) to observations, outcome and summary."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from gym_contract.producers.claude_code import read_run
+from gym_contract.validation import iter_diagnostics
+
+EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+
+
+def _fail(message: str) -> int:
+    print(f"gym-contract: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _observe_claude_code(args: argparse.Namespace) -> int:
+    if not Path(args.config_dir).is_dir():
+        return _fail(f"cannot read {args.config_dir}: not a directory")
+    stream: Any = None
+    if args.stream is not None:
+        try:
+            stream = (sys.stdin.buffer if args.stream == "-" else open(args.stream, "rb")).read().splitlines()  # noqa: SIM115
+        except OSError as error:
+            return _fail(f"cannot read {args.stream}: {error.strerror}")
+    run = read_run(
+        args.config_dir,
+        stream,
+        args.model_ref,
+        exit_code=args.exit_code,
+        timed_out=args.timed_out,
+        measured_duration_s=args.duration_s,
+    )
+    document = run.document()
+    # The document is checked with the contract's own validator before anyone trusts it.
+    problems = [
+        (key, diagnostic)
+        for key, kind in (("ng_agent_observations", "bundle"), ("ng_agent_outcome", "agent_outcome"))
+        if document[key] is not None
+        for diagnostic in iter_diagnostics(document[key], kind)
+        if diagnostic.severity == "error"
+    ]
+    for key, diagnostic in problems:
+        print(f"gym-contract: {key}{diagnostic.path}: {diagnostic.code}: {diagnostic.message}", file=sys.stderr)
+    print(json.dumps(document, indent=2, ensure_ascii=False))
+    return EXIT_INVALID if problems else EXIT_OK
+
+
+def register(commands: Any) -> None:
+    """Add `observe` and its harnesses to the subcommands of `gym-contract`."""
+    observe = commands.add_parser(
+        "observe",
+        help="turn a harness's own artifacts into ng_agent_observations, ng_agent_outcome and a run summary",
+        description="Read what a harness left behind and print one JSON document: the ng_agent_observations "
+        "bundle, the ng_agent_outcome and the run summary. Exit 1 when the document breaks the contract, "
+        "2 when an input cannot be read.",
+    )
+    harnesses = observe.add_subparsers(dest="harness", metavar="HARNESS", required=True)
+    claude = harnesses.add_parser(
+        "claude-code",
+        help="a Claude Code run: its CLAUDE_CONFIG_DIR and optionally its stream-json output",
+        description="Read the session transcripts under CONFIG_DIR/projects (subagents included) and, when "
+        "given, the `claude -p --output-format stream-json --verbose` stdout.",
+    )
+    claude.add_argument("config_dir", metavar="CONFIG_DIR", help="the run's CLAUDE_CONFIG_DIR")
+    claude.add_argument("--stream", metavar="STDOUT.jsonl", help="the stream-json output; - for stdin")
+    claude.add_argument("--model-ref", metavar="NAME", help="model server that served the run (e.g. policy)")
+    claude.add_argument("--exit-code", type=int, metavar="N", help="the process's exit status")
+    claude.add_argument("--timed-out", action="store_true", help="the host's deadline cut the run off")
+    claude.add_argument(
+        "--duration-s", type=float, metavar="SECONDS", help="run time measured by the host (used without a result)"
+    )
+    claude.set_defaults(handler=_observe_claude_code)
