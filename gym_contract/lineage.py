@@ -202,7 +202,8 @@ def _call_ids(records: Sequence[ModelCallRecord]) -> list[str]:
     """Ids for the calls: `model_call_id`, else `#<call_index>`; a repeated id gets `#<call_index>` appended."""
     names = [record.model_call_id or f"#{record.call_index}" for record in records]
     repeated = {name for name in names if names.count(name) > 1}
-    return [f"{name}#{record.call_index}" if name in repeated else name for name, record in zip(names, records, strict=True)]
+    pairs = zip(names, records, strict=True)
+    return [f"{name}#{record.call_index}" if name in repeated else name for name, record in pairs]
 
 
 def _stamped_version(record: ModelCallRecord) -> object:
