@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Final, Literal
 
 from gym_contract._lineage_hash import (
     DIGEST_DOMAIN,
@@ -41,12 +41,12 @@ __all__ = [
     "stamp",
 ]
 
-ROOT = "root"
-RESOLVED = "resolved"
-UNRESOLVED = "unresolved"
-NO_MATCH = "no_match"
-AMBIGUOUS = "ambiguous"
-REQUEST_UNAVAILABLE = "request_unavailable"
+ROOT: Final = "root"
+RESOLVED: Final = "resolved"
+UNRESOLVED: Final = "unresolved"
+NO_MATCH: Final = "no_match"
+AMBIGUOUS: Final = "ambiguous"
+REQUEST_UNAVAILABLE: Final = "request_unavailable"
 """The call's request holds no conversation that can be read, so nothing can be said about its parent."""
 
 Status = Literal["root", "resolved", "unresolved"]
