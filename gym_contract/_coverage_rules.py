@@ -1,0 +1,291 @@
+"""The rules that rate one rollout's evidence V, O or X on each of the criteria C1–C7.
+
+Every rule reads only fields that the fast path keeps: opaque payloads (model-call request and
+response, tool output, a turn's question, answer and reasoning) reach the rules as null whether
+or not they held a value, so no rule reads their values — a record gets the same verdicts on
+every path. Reasons are stable phrases naming the field or gap code that decided, so they can be
+counted over a whole file.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Literal
+
+from gym_contract import schemas
+
+Verdict = Literal["V", "O", "X"]
+CRITERIA: tuple[str, ...] = ("C1", "C2", "C3", "C4", "C5", "C6", "C7")
+
+# Token counts a dialect's usage object carries beyond prompt, completion and total (CONTRACT §3.5.1):
+# Responses usage always has input/output token details; Anthropic Messages reports cache reads but
+# never reasoning tokens; Chat Completions' details objects are optional, so nothing more is expected.
+EXTRA_TOKENS_BY_DIALECT: dict[str, tuple[str, ...]] = {
+    "responses": ("reasoning_tokens", "cached_tokens"),
+    "messages": ("cached_tokens",),
+}
+ALWAYS_EXPECTED_TOKENS = ("prompt_tokens", "completion_tokens", "total_tokens")
+TOKEN_FIELDS = ("prompt_tokens", "completion_tokens", "reasoning_tokens", "total_tokens", "cached_tokens")
+METADATA_FIELDS = ("dialect", "model", "status_code")
+TURN_KNOWN_FIELDS = ("task_id", "rollout_id", "turn_no", "timestamp", "step_count", "resolved")
+TURN_PAYLOAD_KEYS = ("question", "answer", "reasoning_content")
+TOOL_TIMING_FIELDS = ("started_at", "completed_at", "duration_ms")
+_CAPTURE_TOKENS = {
+    "tokens_in": "prompt_tokens",
+    "tokens_out": "completion_tokens",
+    "tokens_reasoning": "reasoning_tokens",
+    "tokens_total": "total_tokens",
+    "cached_tokens": "cached_tokens",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """The parts of one rollout the rules read, taken from `ng_trajectory` when there is one."""
+
+    model_calls: list[dict[str, Any]]
+    invocations: list[dict[str, Any]]
+    turns: list[dict[str, Any]]
+    tool_calls: list[dict[str, Any]]
+    gap_codes: frozenset[str]
+    observation_records: int
+
+
+def objects(value: Any) -> list[dict[str, Any]]:
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def evidence_of(record: dict[str, Any], kind: str) -> Evidence:
+    """A rollout's evidence: the trajectory when attached (it already merges the rest), else the raw parts."""
+    trajectory = record if kind == "trajectory" else record.get("ng_trajectory")
+    bundle = record.get("ng_agent_observations") if kind == "rollout" else None
+    capture = record.get("ng_model_call_capture") if kind == "rollout" else None
+    bundle = bundle if isinstance(bundle, dict) else {}
+    capture = capture if isinstance(capture, dict) else {}
+    observation_records = objects(bundle.get("records"))
+    if isinstance(trajectory, dict):
+        return Evidence(
+            model_calls=objects(trajectory.get("model_calls")),
+            invocations=objects(trajectory.get("invocations")),
+            turns=objects(trajectory.get("turns")),
+            tool_calls=objects(trajectory.get("tool_calls")),
+            gap_codes=_codes(objects(trajectory.get("gaps"))),
+            observation_records=len(observation_records),
+        )
+    return Evidence(
+        model_calls=[_from_capture(call) for call in objects(capture.get("calls"))],
+        invocations=[r for r in observation_records if r.get("kind") == "agent_invocation"],
+        turns=[],
+        tool_calls=[r for r in observation_records if r.get("kind") == "tool_call"],
+        gap_codes=_codes(objects(bundle.get("gaps")) + objects(capture.get("gaps"))),
+        observation_records=len(observation_records),
+    )
+
+
+def _from_capture(call: dict[str, Any]) -> dict[str, Any]:
+    """A captured call seen through the trajectory's field names, as projection maps them (CONTRACT §2.3)."""
+    return {
+        "model_call_id": call.get("model_call_id"),
+        "response_metadata": {name: call.get(name) for name in (*METADATA_FIELDS, "model_ref", "response_id")},
+        "token_stats": {name: call.get(source) for source, name in _CAPTURE_TOKENS.items()},
+    }
+
+
+def _codes(gaps: list[dict[str, Any]]) -> frozenset[str]:
+    return frozenset(gap["code"] for gap in gaps if isinstance(gap.get("code"), str))
+
+
+@cache
+def _criteria_of_gap() -> dict[str, frozenset[str]]:
+    return {code: frozenset(entry.get("criteria") or ()) for code, entry in schemas.gap_codes().items()}
+
+
+def gaps_against(criterion: str, codes: frozenset[str]) -> list[str]:
+    """Gap codes of the rollout that the registry lists under ``criterion``, as reasons."""
+    registry = _criteria_of_gap()
+    return [f"gap {code}" for code in sorted(codes) if criterion in registry.get(code, ())]
+
+
+def known(value: Any) -> bool:
+    return value is not None
+
+
+def is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def is_time(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def rate(
+    full: str, problems: Iterable[str], gaps: list[str], *, unavailable: str | None = None
+) -> tuple[Verdict, tuple[str, ...]]:
+    """X with its reason when ``unavailable`` is set; else V unless a field problem or a gap leaves it at O."""
+    if unavailable is not None:
+        return "X", (unavailable, *gaps)
+    reasons = list(dict.fromkeys(problems)) + gaps
+    return ("O", tuple(reasons)) if reasons else ("V", (full,))
+
+
+# ------------------------------------------------------------------------------------------ criteria
+
+
+def c1(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
+    problems: list[str] = []
+    for call in evidence.model_calls:
+        metadata = _sub(call, "response_metadata")
+        problems += [
+            f"model call without response_metadata.{name}" for name in METADATA_FIELDS if not known(metadata.get(name))
+        ]
+        if not any(is_count(_sub(call, "token_stats").get(name)) for name in TOKEN_FIELDS):
+            problems.append("model call without any token_stats count")
+    gaps = gaps_against("C1", evidence.gap_codes)
+    unavailable = None if evidence.model_calls else "no model calls"
+    return rate(
+        "every model call has dialect, model, status_code and token counts", problems, gaps, unavailable=unavailable
+    )
+
+
+def c2(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
+    problems: list[str] = []
+    counted = 0
+    for call in evidence.model_calls:
+        stats = _sub(call, "token_stats")
+        counted += any(is_count(stats.get(name)) for name in TOKEN_FIELDS)
+        dialect = _sub(call, "response_metadata").get("dialect")
+        problems += [f"token_stats.{name} unknown" for name in ALWAYS_EXPECTED_TOKENS if not is_count(stats.get(name))]
+        for name in EXTRA_TOKENS_BY_DIALECT.get(dialect, ()) if isinstance(dialect, str) else ():
+            if not is_count(stats.get(name)):
+                problems.append(f"token_stats.{name} unknown ({dialect} dialect reports it)")
+    gaps = gaps_against("C2", evidence.gap_codes)
+    unavailable = (
+        "no model calls" if not evidence.model_calls else None if counted else "no model call has a token count"
+    )
+    return rate("every model call has every token count its dialect reports", problems, gaps, unavailable=unavailable)
+
+
+def c3(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
+    problems: list[str] = []
+    for turn in evidence.turns:
+        problems += [f"turns[].{name} null" for name in TURN_KNOWN_FIELDS if not known(turn.get(name))]
+        problems += [f"turns[].{name} missing" for name in TURN_PAYLOAD_KEYS if name not in turn]
+    gaps = gaps_against("C3", evidence.gap_codes)
+    unavailable = None if evidence.turns else "no turns"
+    return rate("every turn has every per-turn field", problems, gaps, unavailable=unavailable)
+
+
+def c4(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
+    with_conversation = [inv for inv in evidence.invocations if objects(inv.get("conversation"))]
+    problems: list[str] = []
+    if len(with_conversation) < len(evidence.invocations):
+        problems.append("invocation with an empty conversation")
+    owned_ids, owned_keys = _references(evidence.invocations)
+    for call in evidence.model_calls:
+        metadata = _sub(call, "response_metadata")
+        call_id = call.get("model_call_id")
+        if not (call_id and call_id in owned_ids) and _ref_key(metadata) not in owned_keys:
+            problems.append("model call that no invocation's model_calls reference resolves to")
+    gaps = gaps_against("C4", evidence.gap_codes)
+    unavailable = None if with_conversation else "no invocation with a conversation"
+    return rate(
+        "every invocation has its conversation and owns its model calls", problems, gaps, unavailable=unavailable
+    )
+
+
+def c5(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
+    outputs = _tool_outputs(evidence.invocations)
+    problems: list[str] = []
+    for tool in evidence.tool_calls:
+        if (tool.get("invocation_id"), tool.get("tool_call_id")) not in outputs:
+            problems.append("tool call without a function_call_output in its invocation's conversation")
+        if tool.get("status") in (None, "unknown"):
+            problems.append("tool_calls[].status unknown")
+        problems += [f"tool_calls[].{name} null" for name in TOOL_TIMING_FIELDS if not known(tool.get(name))]
+    gaps = gaps_against("C5", evidence.gap_codes)
+    unavailable = None if evidence.tool_calls else "no tool calls"
+    return rate(
+        "every tool call has output, status, both timestamps and duration", problems, gaps, unavailable=unavailable
+    )
+
+
+def c6(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
+    intervals = [_interval(tool) for tool in evidence.tool_calls]
+    timed = [interval for interval in intervals if interval is not None]
+    problems: list[str] = []
+    if len(timed) < len(intervals):
+        problems.append("tool call without its own started_at and completed_at")
+    # Overlapping calls stamped with one identical interval were timed together, not each on its own.
+    shared = Counter(interval for interval in timed if interval[1] > interval[0])
+    if any(count > 1 for count in shared.values()):
+        problems.append("overlapping tool calls share one identical interval")
+    gaps = gaps_against("C6", evidence.gap_codes)
+    unavailable = (
+        "no tool calls"
+        if not evidence.tool_calls
+        else None
+        if timed
+        else "no tool call has started_at and completed_at"
+    )
+    return rate("every tool call has its own interval", problems, gaps, unavailable=unavailable)
+
+
+def c7(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
+    agent_side = evidence.observation_records or evidence.invocations or evidence.turns or evidence.tool_calls
+    problems = [] if evidence.invocations else ["no agent invocation"]
+    gaps = gaps_against("C7", evidence.gap_codes)
+    unavailable = None if agent_side else "no agent-side evidence (observations, invocations, turns or tool calls)"
+    return rate("agent-side evidence with its invocations", problems, gaps, unavailable=unavailable)
+
+
+RULES = {"C1": c1, "C2": c2, "C3": c3, "C4": c4, "C5": c5, "C6": c6, "C7": c7}
+
+
+# ------------------------------------------------------------------------------------------ helpers
+
+
+def _sub(holder: dict[str, Any], key: str) -> dict[str, Any]:
+    value = holder.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _ref_key(holder: dict[str, Any]) -> tuple[Any, Any, Any] | None:
+    """(model_ref.type, model_ref.name, response_id) when all are there: the join key without a call id."""
+    model_ref = holder.get("model_ref")
+    response_id = holder.get("response_id")
+    if not (isinstance(model_ref, dict) and isinstance(response_id, str) and response_id):
+        return None
+    return (model_ref.get("type"), model_ref.get("name"), response_id)
+
+
+def _references(invocations: list[dict[str, Any]]) -> tuple[set[str], set[tuple[Any, Any, Any]]]:
+    ids: set[str] = set()
+    keys: set[tuple[Any, Any, Any]] = set()
+    for invocation in invocations:
+        for ref in objects(invocation.get("model_calls")):
+            if isinstance(ref.get("model_call_id"), str) and ref["model_call_id"]:
+                ids.add(ref["model_call_id"])
+            key = _ref_key(ref)
+            if key is not None:
+                keys.add(key)
+    return ids, keys
+
+
+def _tool_outputs(invocations: list[dict[str, Any]]) -> set[tuple[Any, Any]]:
+    """(invocation_id, call_id) of every `function_call_output` item: the model-visible tool output."""
+    found: set[tuple[Any, Any]] = set()
+    for invocation in invocations:
+        for item in objects(invocation.get("conversation")):
+            if item.get("type") == "function_call_output":
+                found.add((invocation.get("invocation_id"), item.get("call_id")))
+    return found
+
+
+def _interval(tool: dict[str, Any]) -> tuple[float, float] | None:
+    started, completed = tool.get("started_at"), tool.get("completed_at")
+    if is_time(started) and is_time(completed) and completed >= started:
+        return (float(started), float(completed))
+    return None

@@ -1,0 +1,180 @@
+"""Evidence coverage: each rollout rated V, O or X on the capability criteria C1–C7, and the matrix by producer.
+
+The rules are in the docs (Reference → Capability criteria → Computed coverage); in short, a
+criterion is X when its evidence is absent, V when every item it needs is there and no gap that
+the registry lists under it was reported, and O otherwise. Verdicts come with reasons naming the
+fields or gap codes that decided.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from gym_contract._coverage_rules import CRITERIA, RULES, Verdict, evidence_of
+from gym_contract.validation import detect_kind
+
+__all__ = [
+    "CRITERIA",
+    "VERDICTS",
+    "CoverageMatrix",
+    "CriterionVerdict",
+    "GroupBy",
+    "RolloutCoverage",
+    "Verdict",
+    "coverage_matrix",
+    "rollout_coverage",
+]
+
+VERDICTS: tuple[Verdict, ...] = ("V", "O", "X")
+GroupBy = Literal["source", "agent"]
+COVERED_KINDS = ("rollout", "trajectory")
+UNKNOWN_PRODUCER = "(unknown)"
+NO_OBSERVATIONS = "(no observations)"
+
+
+@dataclass(frozen=True, slots=True)
+class CriterionVerdict:
+    """One criterion's rating of one rollout, with the fields or gap codes that decided it."""
+
+    criterion: str
+    verdict: Verdict
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RolloutCoverage:
+    """A rollout's verdicts on C1–C7 and who produced it."""
+
+    source: str | None
+    """`ng_agent_observations.source`, when the rollout carries observations."""
+    agent: str | None
+    """The agent name on the rollout record (`agent_ref.name`), when there is one."""
+    verdicts: tuple[CriterionVerdict, ...]
+
+    def verdict(self, criterion: str) -> CriterionVerdict:
+        """The verdict on one criterion, `C1` … `C7`."""
+        for verdict in self.verdicts:
+            if verdict.criterion == criterion:
+                return verdict
+        raise KeyError(f"unknown criterion {criterion!r}; expected one of {', '.join(CRITERIA)}")
+
+    def producer(self, by: GroupBy = "source") -> str:
+        """The group this rollout counts in: its observation source, else its agent name (``by="source"``)."""
+        if by == "source" and self.source:
+            return self.source
+        return self.agent or UNKNOWN_PRODUCER
+
+
+def rollout_coverage(record: dict[str, Any], kind: str | None = None) -> RolloutCoverage | None:
+    """Rate one rollout record (or a bare `ng_trajectory`) on C1–C7; None for records of any other kind.
+
+    ``kind`` is told from the record's shape when not given. Records that break the contract are
+    rated too, from whatever evidence they hold; the rules never raise on odd shapes.
+    """
+    kind = kind or detect_kind(record)
+    if kind not in COVERED_KINDS or not isinstance(record, dict):
+        return None
+    evidence = evidence_of(record, kind)
+    verdicts = []
+    for criterion in CRITERIA:
+        verdict, reasons = RULES[criterion](evidence)
+        verdicts.append(CriterionVerdict(criterion, verdict, reasons))
+    return RolloutCoverage(_source(record, kind), _agent(record, kind), tuple(verdicts))
+
+
+def _source(record: dict[str, Any], kind: str) -> str | None:
+    bundle = record.get("ng_agent_observations") if kind == "rollout" else None
+    source = bundle.get("source") if isinstance(bundle, dict) else None
+    return source if isinstance(source, str) and source else None
+
+
+def _agent(record: dict[str, Any], kind: str) -> str | None:
+    agent_ref = record.get("agent_ref") if kind == "rollout" else None
+    name = agent_ref.get("name") if isinstance(agent_ref, dict) else None
+    return name if isinstance(name, str) and name else None
+
+
+@dataclass
+class CoverageMatrix:
+    """Verdict counts per producer and criterion, and the reasons that kept rollouts from V.
+
+    Plain counters only, so a matrix pickles across worker processes and merges by addition.
+    """
+
+    rollouts: Counter[str] = field(default_factory=Counter)
+    verdicts: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    """(producer, criterion, verdict) -> rollouts."""
+    reasons: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """(criterion, reason) -> rollouts rated O or X on the criterion that gave that reason."""
+
+    def add(self, coverage: RolloutCoverage, producer: str) -> None:
+        self.rollouts[producer] += 1
+        for verdict in coverage.verdicts:
+            self.verdicts[(producer, verdict.criterion, verdict.verdict)] += 1
+            if verdict.verdict != "V":
+                for reason in verdict.reasons:
+                    self.reasons[(verdict.criterion, reason)] += 1
+
+    def merge(self, other: CoverageMatrix) -> None:
+        self.rollouts.update(other.rollouts)
+        self.verdicts.update(other.verdicts)
+        self.reasons.update(other.reasons)
+
+    @property
+    def total(self) -> int:
+        return sum(self.rollouts.values())
+
+    def producers(self) -> list[str]:
+        return sorted(self.rollouts)
+
+    def count(self, criterion: str, verdict: str, producer: str | None = None) -> int:
+        """Rollouts at ``verdict`` on ``criterion``, of one producer or (None) of all."""
+        producers = self.producers() if producer is None else [producer]
+        return sum(self.verdicts[(name, criterion, verdict)] for name in producers)
+
+    def cell(self, criterion: str, producer: str | None = None) -> str:
+        """`V`, `O` or `X` when every rollout agrees, else each verdict's share: `V 67% O 33%`."""
+        counts = {verdict: self.count(criterion, verdict, producer) for verdict in VERDICTS}
+        rated = sum(counts.values())
+        present = [verdict for verdict in VERDICTS if counts[verdict]]
+        if len(present) == 1:
+            return present[0]
+        return " ".join(f"{verdict} {round(100 * counts[verdict] / rated)}%" for verdict in present) or "-"
+
+    def why_not_v(self, criterion: str) -> list[tuple[str, int]]:
+        """Reasons that kept rollouts from V on ``criterion``, most frequent first."""
+        found = [(reason, count) for (name, reason), count in self.reasons.items() if name == criterion]
+        return sorted(found, key=lambda item: (-item[1], item[0]))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Counts and shares per producer and over all rollouts, and the reasons counted per criterion."""
+        return {
+            "rollouts": self.total,
+            "producers": {name: self._row(name) for name in self.producers()},
+            "all": self._row(None),
+            "why_not_v": {
+                criterion: dict(self.why_not_v(criterion)) for criterion in CRITERIA if self.why_not_v(criterion)
+            },
+        }
+
+    def _row(self, producer: str | None) -> dict[str, Any]:
+        rollouts = self.total if producer is None else self.rollouts[producer]
+        criteria = {}
+        for criterion in CRITERIA:
+            counts = {verdict: self.count(criterion, verdict, producer) for verdict in VERDICTS}
+            shares = {verdict: round(counts[verdict] / rollouts, 4) if rollouts else 0.0 for verdict in VERDICTS}
+            criteria[criterion] = {**counts, "share": shares, "cell": self.cell(criterion, producer)}
+        return {"rollouts": rollouts, "criteria": criteria}
+
+
+def coverage_matrix(records: Iterable[Any], by: GroupBy = "source") -> CoverageMatrix:
+    """The matrix over records (rollout records or bare trajectories; others are skipped), grouped ``by``."""
+    matrix = CoverageMatrix()
+    for record in records:
+        coverage = rollout_coverage(record) if isinstance(record, dict) else None
+        if coverage is not None:
+            matrix.add(coverage, coverage.producer(by))
+    return matrix
