@@ -24,6 +24,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "gym_contract._cli_outcome",
     "gym_contract._cli_evidence",
     "gym_contract._cli_observe",
+    "gym_contract._cli_lineage",
 )
 
 

@@ -1,0 +1,156 @@
+"""`gym-contract lineage`: the conversations of a capture file as a tree, and every call that cannot be placed."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from gym_contract.capture import CAPTURE_SUFFIX, read_capture
+from gym_contract.lineage import FINGERPRINT_VERSION, RESOLVED, UNRESOLVED, CallLineage, Lineage, chain
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def _fail(message: str) -> int:
+    print(f"gym-contract: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'s' * (number != 1)}"
+
+
+def _label(call: CallLineage) -> str:
+    note = ""
+    if call.resolution.status == UNRESOLVED:
+        note = f"  UNRESOLVED {call.resolution.reason}"
+        if call.resolution.candidates:
+            note += f" ({', '.join(call.resolution.candidates)})"
+    elif call.resolution.status != RESOLVED:
+        note = "  root"
+    return f"{call.call_id} [{call.call_index} {call.dialect or '?'}]{note}"
+
+
+def _tree_lines(lineage: Lineage, top: str, branch_starts: set[str]) -> list[str]:
+    lines = [f"  {_label(lineage.calls[top])}"]
+    # Explicit stack of (call id, indent of its children, its own connector); deep chains are common.
+    stack: list[tuple[str, str, str]] = []
+
+    def push_children(call_id: str, indent: str) -> None:
+        children = lineage.calls[call_id].children
+        # Main-chain children first, so that the chain reads straight down.
+        ordered = sorted(children, key=lambda child: child in branch_starts)
+        for position in reversed(range(len(ordered))):
+            last = position == len(ordered) - 1
+            child_indent = indent + ("    " if last else "│   ")
+            stack.append((ordered[position], child_indent, indent + ("└── " if last else "├── ")))
+
+    push_children(top, "  ")
+    while stack:
+        call_id, child_indent, connector = stack.pop()
+        marker = "  (branch)" if call_id in branch_starts else ""
+        lines.append(f"{connector}{_label(lineage.calls[call_id])}{marker}")
+        push_children(call_id, child_indent)
+    return lines
+
+
+def render_text(lineage: Lineage, name: str, out: TextIO) -> None:
+    """The readable tree: one block per conversation, then the unresolved calls with their reasons."""
+    conversations = len(lineage.conversations)
+    out.write(
+        f"{name}: {_count(len(lineage.calls), 'call')}, {_count(conversations, 'conversation')}, "
+        f"{len(lineage.unresolved)} unresolved (fingerprint version {FINGERPRINT_VERSION})\n"
+    )
+    for number, conversation in enumerate(lineage.conversations, start=1):
+        role = "main agent: starts first" if number == 1 else "starts later: a subagent or a separate conversation"
+        top = lineage.calls[conversation.top]
+        if top.resolution.status == UNRESOLVED:
+            role = "grows from an unresolved call"
+        out.write(
+            f"\nconversation {number} ({role}): {_count(len(conversation.calls), 'call')}, "
+            f"main chain {len(conversation.main_chain)}, {_count(len(conversation.branches), 'branch')}\n"
+        )
+        starts = {branch.calls[0] for branch in conversation.branches}
+        for line in _tree_lines(lineage, conversation.top, starts):
+            out.write(line + "\n")
+    if lineage.unresolved:
+        out.write("\nunresolved:\n")
+        for call in lineage.unresolved:
+            out.write(f"  {call.call_id} [{call.call_index}]: {call.resolution.reason}\n")
+    if lineage.other_version:
+        out.write(f"\nstamped with another fingerprint version (not indexed): {', '.join(lineage.other_version)}\n")
+
+
+def as_json(lineage: Lineage) -> dict[str, Any]:
+    """The lineage as JSON-ready data."""
+    return {
+        "fingerprint_version": FINGERPRINT_VERSION,
+        "calls": [
+            {
+                "call_id": call.call_id,
+                "call_index": call.call_index,
+                "dialect": call.dialect,
+                "resolution": call.resolution.status,
+                "parent_call_id": call.resolution.parent_call_id,
+                "reason": call.resolution.reason,
+                "candidates": list(call.resolution.candidates),
+                "conversation": call.conversation,
+            }
+            for call in lineage.calls.values()
+        ],
+        "conversations": [
+            {
+                "top": conversation.top,
+                "main_chain": list(conversation.main_chain),
+                "branches": [
+                    {"parent_call_id": branch.parent_call_id, "calls": list(branch.calls)}
+                    for branch in conversation.branches
+                ],
+                "calls": list(conversation.calls),
+            }
+            for conversation in lineage.conversations
+        ],
+        "unresolved": [
+            {"call_id": call.call_id, "reason": call.resolution.reason, "candidates": list(call.resolution.candidates)}
+            for call in lineage.unresolved
+        ],
+        "other_version": list(lineage.other_version),
+    }
+
+
+def _lineage(args: argparse.Namespace) -> int:
+    path = Path(args.capture)
+    if not path.name.endswith(CAPTURE_SUFFIX) or path.name == CAPTURE_SUFFIX:
+        return _fail(f"{args.capture}: expected a <rollout_id>{CAPTURE_SUFFIX} file")
+    try:
+        capture = read_capture(path, path.name.removesuffix(CAPTURE_SUFFIX))
+    except ValueError as error:
+        return _fail(f"{args.capture}: {error}")
+    if not path.is_file():
+        return _fail(f"cannot open {args.capture}: no such file")
+    if capture.unreadable is not None:
+        return _fail(f"cannot read {args.capture}: {capture.unreadable}")
+    for damaged in capture.damaged_lines:
+        print(f"gym-contract: {args.capture}: {damaged}", file=sys.stderr)
+    lineage = chain(capture.records)
+    if args.format == "json":
+        print(json.dumps(as_json(lineage), indent=2, ensure_ascii=False))
+    else:
+        render_text(lineage, path.name, sys.stdout)
+    return EXIT_FAILED if lineage.unresolved else EXIT_OK
+
+
+def register(commands: Any) -> None:
+    parser = commands.add_parser(
+        "lineage",
+        help="chain the captured model calls of a capture file into conversations",
+        description="Resolve every captured call to the call it continues (fingerprint version 4) and print "
+        "the conversations as trees: the main agent, the others, their branches, and every unresolved call "
+        "with its reason. Exit 1 when a call is unresolved, 2 when the file cannot be read.",
+    )
+    parser.add_argument("capture", metavar="CAPTURE.jsonl", help="a <rollout_id>.capture.jsonl file")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.set_defaults(handler=_lineage)
