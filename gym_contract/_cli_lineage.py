@@ -20,7 +20,7 @@ def _fail(message: str) -> int:
 
 
 def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'s' * (number != 1)}"
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}{'es' if noun.endswith('ch') else 's'}"
 
 
 def _label(call: CallLineage) -> str:
