@@ -182,9 +182,14 @@ def _tool_call(call_id: object, name: object, arguments: object) -> _Element:
     name_text = name if isinstance(name, str) else ""
     argument_text = canonical_arguments(arguments)
     fields = ((TAG_CALL_ID, identity), (TAG_CALL_NAME, name_text), (TAG_CALL_ARGUMENTS, argument_text))
+    return _Element("assistant", fields, _call_identity(fields))
+
+
+def _call_identity(fields: tuple[Field, ...]) -> tuple[Field, ...]:
+    """What of a tool call the fingerprint hashes: its id when it has one, else its name and arguments."""
     # Version 4, rule 2: the id the backend issued is echoed verbatim; name and arguments may not be.
-    authored = ((TAG_CALL_ID, identity),) if identity else fields
-    return _Element("assistant", fields, authored)
+    call_id = fields[0]
+    return (call_id,) if call_id[1] else fields
 
 
 def _tool_result(call_id: object, output: object) -> list[_Element]:

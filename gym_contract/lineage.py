@@ -79,10 +79,14 @@ class CallStamp:
     """Digest of the output alone: identical retries share context and output."""
 
 
+def _adds_model_content(output: Sequence[object]) -> bool:
+    # Version 4, rule 3: a reply with nothing model-authored (reasoning only) would collide with its parent.
+    return assistant_fingerprint(output) != ""
+
+
 def stamp(call_id: str, request: Sequence[object], output: Sequence[object]) -> CallStamp:
     """The version-4 stamp of a call that was sent `request` items and answered `output` items."""
-    output_authored = assistant_fingerprint(output) != ""
-    continuation = assistant_fingerprint([*request, *output]) if output_authored else ""
+    continuation = assistant_fingerprint([*request, *output]) if _adds_model_content(output) else ""
     return CallStamp(
         call_id=call_id,
         fingerprint_version=FINGERPRINT_VERSION,
