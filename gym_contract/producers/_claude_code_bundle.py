@@ -32,24 +32,27 @@ _CHILD_STATUS = {"completed": "completed", "failed": "failed", "timeout": "incom
 
 
 def _settle_links(mapped: Mapped, gaps: list[ObservationGap]) -> dict[str, tuple[str, str, str]]:
-    claims: dict[str, list[tuple[str, str, str]]] = {}
-    for child, parent, call_id, status in mapped.links:
-        claims.setdefault(child, [])
-        if (parent, call_id, status) not in claims[child]:
-            claims[child].append((parent, call_id, status))
+    """Accept each child's one claimed parent, in the order the claims were seen, unless it makes a cycle."""
+    claims: dict[str, set[tuple[str, str]]] = {}
+    for child, parent, call_id, _status in mapped.links:
+        if child == parent:
+            gaps.append(gap("cyclic_subagent_parent", child, parent))
+        else:
+            claims.setdefault(child, set()).add((parent, call_id))
+    conflicting = {child for child, claimed in claims.items() if len(claimed) > 1}
+    gaps += [gap("conflicting_subagent_parent", child) for child in claims if child in conflicting]
     accepted: dict[str, tuple[str, str, str]] = {}
-    for child, claimed in claims.items():
-        if len({(parent, call_id) for parent, call_id, _ in claimed}) > 1:
-            gaps.append(gap("conflicting_subagent_parent", child))
+    for child, parent, call_id, status in mapped.links:
+        if child == parent or child in conflicting or child in accepted:
             continue
-        parent = claimed[0][0]
         ancestor: str | None = parent
         while ancestor is not None and ancestor != child:
             ancestor = accepted[ancestor][0] if ancestor in accepted else None
         if ancestor == child:
             gaps.append(gap("cyclic_subagent_parent", child, parent))
+            conflicting.add(child)  # one report per child
             continue
-        accepted[child] = claimed[0]
+        accepted[child] = (parent, call_id, status)
     return accepted
 
 
