@@ -459,7 +459,8 @@ def test_synthetic_api_error_messages_are_neither_calls_nor_conversation_but_end
     assert only["model_calls"] == [ref("msg-1")]
     assert [item["type"] for item in only["conversation"]] == ["message", "message"]
     assert (only["status"], only["error_type"]) == ("failed", "agent_error")
-    assert run.outcome is not None and run.outcome.failure_kind == "model_context_limit"
+    assert run.outcome is not None
+    assert run.outcome.failure_kind == "model_context_limit"
     assert {
         k: run.summary[k]
         for k in ("result_success", "result_error", "result_missing", "context_overflow", "duration_s")
