@@ -183,7 +183,7 @@ class Conversation:
 
     top: str
     main_chain: tuple[str, ...]
-    """The longest path from `top`; of equally long ones, the one whose last call has the smallest id."""
+    """The longest path from `top`; of equally long ones, the one whose last call was captured last."""
     branches: tuple[Branch, ...] = ()
     calls: tuple[str, ...] = ()
     """Every call of the tree, in capture order."""
@@ -214,7 +214,7 @@ def _stamped_version(record: ModelCallRecord) -> object:
     return (record.model_extra or {}).get("fingerprint_version", FINGERPRINT_VERSION)
 
 
-def _longest_path(start: str, children: dict[str, list[str]]) -> tuple[str, ...]:
+def _longest_path(start: str, children: dict[str, list[str]], index_of: dict[str, int]) -> tuple[str, ...]:
     best: dict[str, tuple[str, ...]] = {}
     # Post-order without recursion: conversations can be thousands of calls deep.
     stack: list[tuple[str, bool]] = [(start, False)]
@@ -224,7 +224,7 @@ def _longest_path(start: str, children: dict[str, list[str]]) -> tuple[str, ...]
             tails = [best[child] for child in children.get(node, [])]
             longest = max((len(tail) for tail in tails), default=0)
             ties = [tail for tail in tails if len(tail) == longest]
-            best[node] = (node, *min(ties, key=lambda tail: tail[-1])) if ties else (node,)
+            best[node] = (node, *max(ties, key=lambda tail: index_of[tail[-1]])) if ties else (node,)
             continue
         stack.append((node, True))
         stack.extend((child, False) for child in children.get(node, []))
@@ -232,7 +232,7 @@ def _longest_path(start: str, children: dict[str, list[str]]) -> tuple[str, ...]
 
 
 def _conversation(top: str, children: dict[str, list[str]], index_of: dict[str, int]) -> Conversation:
-    main = _longest_path(top, children)
+    main = _longest_path(top, children, index_of)
     branches: list[Branch] = []
     pending = [main]
     while pending:
@@ -241,7 +241,7 @@ def _conversation(top: str, children: dict[str, list[str]], index_of: dict[str, 
         for node in path:
             for child in sorted(children.get(node, []), key=index_of.__getitem__):
                 if child not in on_path:
-                    branch = _longest_path(child, children)
+                    branch = _longest_path(child, children, index_of)
                     branches.append(Branch(node, branch))
                     pending.append(branch)
     members: list[str] = []
