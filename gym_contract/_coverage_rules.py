@@ -33,6 +33,16 @@ METADATA_FIELDS = ("dialect", "model", "status_code")
 TURN_KNOWN_FIELDS = ("task_id", "rollout_id", "turn_no", "timestamp", "step_count", "resolved")
 TURN_PAYLOAD_KEYS = ("question", "answer", "reasoning_content")
 TOOL_TIMING_FIELDS = ("started_at", "completed_at", "duration_ms")
+# What a V verdict says, the same for every rollout rated V.
+FULL = {
+    "C1": "every model call has dialect, model, status_code and token counts",
+    "C2": "every model call has every token count its dialect reports",
+    "C3": "every turn has every per-turn field",
+    "C4": "every invocation has its conversation and owns its model calls",
+    "C5": "every tool call has output, status, both timestamps and duration",
+    "C6": "every tool call has its own interval",
+    "C7": "agent-side evidence with its invocations",
+}
 _CAPTURE_TOKENS = {
     "tokens_in": "prompt_tokens",
     "tokens_out": "completion_tokens",
@@ -117,8 +127,11 @@ def is_count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
+_TIME_TYPES = frozenset((int, float))
+
+
 def is_time(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    return type(value) in _TIME_TYPES
 
 
 def rate(
@@ -145,9 +158,7 @@ def c1(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
             problems.append("model call without any token_stats count")
     gaps = gaps_against("C1", evidence.gap_codes)
     unavailable = None if evidence.model_calls else "no model calls"
-    return rate(
-        "every model call has dialect, model, status_code and token counts", problems, gaps, unavailable=unavailable
-    )
+    return rate(FULL["C1"], problems, gaps, unavailable=unavailable)
 
 
 def c2(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
@@ -165,17 +176,21 @@ def c2(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
     unavailable = (
         "no model calls" if not evidence.model_calls else None if counted else "no model call has a token count"
     )
-    return rate("every model call has every token count its dialect reports", problems, gaps, unavailable=unavailable)
+    return rate(FULL["C2"], problems, gaps, unavailable=unavailable)
 
 
 def c3(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
     problems: list[str] = []
+    missing_known: set[str] = set()
+    missing_keys: set[str] = set()
     for turn in evidence.turns:
-        problems += [f"turns[].{name} null" for name in TURN_KNOWN_FIELDS if not known(turn.get(name))]
-        problems += [f"turns[].{name} missing" for name in TURN_PAYLOAD_KEYS if name not in turn]
+        missing_known.update(name for name in TURN_KNOWN_FIELDS if turn.get(name) is None)
+        missing_keys.update(name for name in TURN_PAYLOAD_KEYS if name not in turn)
+    problems += [f"turns[].{name} null" for name in TURN_KNOWN_FIELDS if name in missing_known]
+    problems += [f"turns[].{name} missing" for name in TURN_PAYLOAD_KEYS if name in missing_keys]
     gaps = gaps_against("C3", evidence.gap_codes)
     unavailable = None if evidence.turns else "no turns"
-    return rate("every turn has every per-turn field", problems, gaps, unavailable=unavailable)
+    return rate(FULL["C3"], problems, gaps, unavailable=unavailable)
 
 
 def c4(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
@@ -191,9 +206,7 @@ def c4(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
             problems.append("model call that no invocation's model_calls reference resolves to")
     gaps = gaps_against("C4", evidence.gap_codes)
     unavailable = None if with_conversation else "no invocation with a conversation"
-    return rate(
-        "every invocation has its conversation and owns its model calls", problems, gaps, unavailable=unavailable
-    )
+    return rate(FULL["C4"], problems, gaps, unavailable=unavailable)
 
 
 def c5(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
@@ -207,9 +220,7 @@ def c5(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
         problems += [f"tool_calls[].{name} null" for name in TOOL_TIMING_FIELDS if not known(tool.get(name))]
     gaps = gaps_against("C5", evidence.gap_codes)
     unavailable = None if evidence.tool_calls else "no tool calls"
-    return rate(
-        "every tool call has output, status, both timestamps and duration", problems, gaps, unavailable=unavailable
-    )
+    return rate(FULL["C5"], problems, gaps, unavailable=unavailable)
 
 
 def c6(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
@@ -230,7 +241,7 @@ def c6(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
         if timed
         else "no tool call has started_at and completed_at"
     )
-    return rate("every tool call has its own interval", problems, gaps, unavailable=unavailable)
+    return rate(FULL["C6"], problems, gaps, unavailable=unavailable)
 
 
 def c7(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
@@ -238,10 +249,111 @@ def c7(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
     problems = [] if evidence.invocations else ["no agent invocation"]
     gaps = gaps_against("C7", evidence.gap_codes)
     unavailable = None if agent_side else "no agent-side evidence (observations, invocations, turns or tool calls)"
-    return rate("agent-side evidence with its invocations", problems, gaps, unavailable=unavailable)
+    return rate(FULL["C7"], problems, gaps, unavailable=unavailable)
 
 
 RULES = {"C1": c1, "C2": c2, "C3": c3, "C4": c4, "C5": c5, "C6": c6, "C7": c7}
+
+
+# ------------------------------------------------------------------------------------------ quick checks
+# Most rollouts are complete, and coverage runs inside `gym-contract validate`: these say "V" for the
+# common case in one cheap pass per list, and leave everything else (and every reason) to the rules above.
+# They may only answer True when the rule would give V; any odd shape raises and falls back to the rule.
+
+
+def _calls_complete(evidence: Evidence) -> bool:
+    for call in evidence.model_calls:
+        metadata, stats = call["response_metadata"], call["token_stats"]
+        if metadata["dialect"] is None or metadata["model"] is None or metadata["status_code"] is None:
+            return False
+        for name in (*ALWAYS_EXPECTED_TOKENS, *EXTRA_TOKENS_BY_DIALECT.get(metadata["dialect"], ())):
+            value = stats[name]
+            if type(value) is not int or value < 0:
+                return False
+    return bool(evidence.model_calls)
+
+
+def _turns_complete(evidence: Evidence) -> bool:
+    for turn in evidence.turns:
+        if turn["resolved"] is None or turn["step_count"] is None or turn["timestamp"] is None:
+            return False
+        if turn["turn_no"] is None or turn["task_id"] is None or turn["rollout_id"] is None:
+            return False
+        if "question" not in turn or "answer" not in turn or "reasoning_content" not in turn:
+            return False
+    return bool(evidence.turns)
+
+
+def _history_complete(evidence: Evidence) -> bool:
+    # Calls are usually referenced by model_call_id; the (model_ref, response_id) keys only when one is not.
+    owned_ids = {ref["model_call_id"] for invocation in evidence.invocations for ref in invocation["model_calls"]}
+    owned_ids.discard(None)
+    owned_ids.discard("")
+    if all(call["model_call_id"] in owned_ids for call in evidence.model_calls):
+        owned_keys: set[tuple[Any, Any, Any]] = set()
+    else:
+        owned_ids, owned_keys = _references(evidence.invocations)
+    for invocation in evidence.invocations:
+        conversation = invocation["conversation"]
+        if type(conversation) is not list or not conversation or type(conversation[0]) is not dict:
+            return False
+    for call in evidence.model_calls:
+        if call["model_call_id"] not in owned_ids and _ref_key(call["response_metadata"]) not in owned_keys:
+            return False
+    return bool(evidence.invocations)
+
+
+def _tools_complete(evidence: Evidence) -> bool:
+    outputs = _tool_outputs(evidence.invocations)
+    for tool in evidence.tool_calls:
+        if tool["status"] in (None, "unknown") or (tool["invocation_id"], tool["tool_call_id"]) not in outputs:
+            return False
+        if tool["started_at"] is None or tool["completed_at"] is None or tool["duration_ms"] is None:
+            return False
+    return bool(evidence.tool_calls)
+
+
+def _timing_complete(evidence: Evidence) -> bool:
+    return c6(evidence)[0] == "V"
+
+
+def _agent_side_complete(evidence: Evidence) -> bool:
+    return bool(evidence.invocations)
+
+
+QUICK_CHECKS = {
+    "C1": _calls_complete,
+    "C2": _calls_complete,
+    "C3": _turns_complete,
+    "C4": _history_complete,
+    "C5": _tools_complete,
+    "C6": _timing_complete,
+    "C7": _agent_side_complete,
+}
+
+
+def gapped_criteria(codes: frozenset[str]) -> frozenset[str]:
+    """Criteria that at least one of the rollout's gaps weakens, by the registry."""
+    if not codes:
+        return frozenset()
+    registry = _criteria_of_gap()
+    return frozenset(criterion for code in codes for criterion in registry.get(code, ()))
+
+
+def quickly_complete(criteria: Iterable[str], evidence: Evidence) -> set[str]:
+    """The criteria among ``criteria`` that the quick checks prove V; each check runs at most once."""
+    proven: set[str] = set()
+    answers: dict[Any, bool] = {}
+    for criterion in criteria:
+        check = QUICK_CHECKS[criterion]
+        if check not in answers:
+            try:
+                answers[check] = check(evidence)
+            except (KeyError, TypeError, AttributeError):
+                answers[check] = False
+        if answers[check]:
+            proven.add(criterion)
+    return proven
 
 
 # ------------------------------------------------------------------------------------------ helpers
@@ -278,9 +390,19 @@ def _tool_outputs(invocations: list[dict[str, Any]]) -> set[tuple[Any, Any]]:
     """(invocation_id, call_id) of every `function_call_output` item: the model-visible tool output."""
     found: set[tuple[Any, Any]] = set()
     for invocation in invocations:
-        for item in objects(invocation.get("conversation")):
-            if item.get("type") == "function_call_output":
-                found.add((invocation.get("invocation_id"), item.get("call_id")))
+        conversation = invocation.get("conversation")
+        if isinstance(conversation, list):
+            invocation_id = invocation.get("invocation_id")
+            try:
+                found.update(
+                    (invocation_id, item["call_id"]) for item in conversation if item["type"] == "function_call_output"
+                )
+            except (KeyError, TypeError):  # an item the schema would reject: look at each one with care
+                found.update(
+                    (invocation_id, item.get("call_id"))
+                    for item in conversation
+                    if isinstance(item, dict) and item.get("type") == "function_call_output"
+                )
     return found
 
 

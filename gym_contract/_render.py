@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from itertools import groupby
 from typing import TextIO
 
+from gym_contract._coverage_render import text_table
 from gym_contract.diagnostics import Diagnostic, Severity, docs_url
 from gym_contract.report import Report
 
@@ -49,6 +50,10 @@ def render_text(report: Report, fail_on: Severity, out: TextIO, *, quiet: bool =
         write(f"  tokens over {summary['model_calls']:,} model calls (sum of known values; calls where unknown):\n")
         for name, tally in summary["tokens"].items():
             write(f"    {name:<18} {tally['sum']:>16,}   unknown in {tally['unknown']:,}\n")
+    if report.coverage.total:
+        write("  evidence coverage by observation source (V complete, O partial, X unavailable):\n")
+        for line in text_table(report.coverage, "source"):
+            write(f"    {line}\n")
     if summary["mb_per_s"] is not None:
         write(f"  {summary['bytes'] / 1e6:,.1f} MB in {summary['seconds']:.2f} s ({summary['mb_per_s']:,.1f} MB/s)\n")
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from gym_contract._coverage_rules import CRITERIA, RULES, Verdict, evidence_of
+from gym_contract._coverage_rules import CRITERIA, FULL, RULES, Verdict, evidence_of, gapped_criteria, quickly_complete
 from gym_contract.validation import detect_kind
 
 __all__ = [
@@ -78,11 +78,19 @@ def rollout_coverage(record: dict[str, Any], kind: str | None = None) -> Rollout
     if kind not in COVERED_KINDS or not isinstance(record, dict):
         return None
     evidence = evidence_of(record, kind)
+    gapped = gapped_criteria(evidence.gap_codes)
+    proven = quickly_complete([criterion for criterion in CRITERIA if criterion not in gapped], evidence)
     verdicts = []
     for criterion in CRITERIA:
+        if criterion in proven:
+            verdicts.append(_FULL_VERDICTS[criterion])
+            continue
         verdict, reasons = RULES[criterion](evidence)
         verdicts.append(CriterionVerdict(criterion, verdict, reasons))
     return RolloutCoverage(_source(record, kind), _agent(record, kind), tuple(verdicts))
+
+
+_FULL_VERDICTS = {criterion: CriterionVerdict(criterion, "V", (FULL[criterion],)) for criterion in CRITERIA}
 
 
 def _source(record: dict[str, Any], kind: str) -> str | None:

@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from gym_contract.coverage import NO_OBSERVATIONS, CoverageMatrix, rollout_coverage
 from gym_contract.diagnostics import SEVERITIES, Diagnostic, Severity, docs_url
 
 __all__ = ["Report", "TokenTally"]
@@ -56,6 +57,7 @@ class Report:
     tokens: dict[str, TokenTally] = field(default_factory=lambda: {name: TokenTally() for name in TOKEN_FIELDS})
     diagnostics: list[Diagnostic] = field(default_factory=list)
     inputs: list[str] = field(default_factory=list)
+    coverage: CoverageMatrix = field(default_factory=CoverageMatrix)
 
     # ------------------------------------------------------------------ accumulation
 
@@ -78,6 +80,13 @@ class Report:
             self.invalid_records += 1
         if isinstance(record, dict):
             self._tally_evidence(kind, record)
+            self._rate_coverage(kind, record)
+
+    def _rate_coverage(self, kind: str | None, record: dict[str, Any]) -> None:
+        """Grouped by observation source only: the agent name lies outside the contract, and the fast path drops it."""
+        coverage = rollout_coverage(record, kind) if kind in ("rollout", "trajectory") else None
+        if coverage is not None:
+            self.coverage.add(coverage, coverage.source or NO_OBSERVATIONS)
 
     def _tally_evidence(self, kind: str | None, record: dict[str, Any]) -> None:
         """Gaps and token counts, each counted once per rollout: the trajectory already holds the rest."""
@@ -114,6 +123,7 @@ class Report:
         for name, tally in other.tokens.items():
             self.tokens[name].known += tally.known
             self.tokens[name].unknown += tally.unknown
+        self.coverage.merge(other.coverage)
         room = self.max_diagnostics - len(self.diagnostics)
         self.diagnostics.extend(other.diagnostics[: max(room, 0)])
         self.inputs.extend(name for name in other.inputs if name not in self.inputs)
@@ -157,6 +167,7 @@ class Report:
                 {**diagnostic.to_dict(), "docs": docs_url(diagnostic.code)} for diagnostic in self.diagnostics
             ],
             "diagnostics_truncated": self.truncated,
+            "coverage": self.coverage.to_dict(),
         }
 
 
