@@ -178,10 +178,26 @@ def test_outcome_and_run_summary_read_a_stream_file(tmp_path: Path) -> None:
         "not json\n"
         '{"type":"result","subtype":"error_max_turns","is_error":true,"duration_ms":2500,"num_turns":3,"session_id":"S"}\n'
     )
+    call = {"type": "tool_use", "id": "t", "name": "Nope", "input": {}}
+    refusal = {"type": "tool_result", "tool_use_id": "t", "content": "No such tool", "is_error": True}
     session(
         tmp_path,
-        '{"type":"assistant","sessionId":"S","timestamp":1784714400,"message":{"role":"assistant","id":"m","content":[{"type":"tool_use","id":"t","name":"Nope","input":{}}]}}',
-        '{"type":"user","sessionId":"S","timestamp":1784714401,"message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"No such tool","is_error":true}]}}',
+        json.dumps(
+            {
+                "type": "assistant",
+                "sessionId": "S",
+                "timestamp": 1784714400,
+                "message": {"role": "assistant", "id": "m", "content": [call]},
+            }
+        ),
+        json.dumps(
+            {
+                "type": "user",
+                "sessionId": "S",
+                "timestamp": 1784714401,
+                "message": {"role": "user", "content": [refusal]},
+            }
+        ),
     )
 
     assert outcome(stream, exit_code=1).failure_kind == "agent_max_turns"
