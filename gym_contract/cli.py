@@ -25,6 +25,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "gym_contract._cli_evidence",
     "gym_contract._cli_observe",
     "gym_contract._cli_lineage",
+    "gym_contract._cli_coverage",
 )
 
 
