@@ -1,0 +1,86 @@
+"""`gym-contract coverage` and the matrix in `gym-contract validate`, run as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support import REPO
+
+EXAMPLES = str(REPO / "examples" / "rollouts.jsonl")
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run([sys.executable, "-m", "gym_contract", *args], capture_output=True, text=True, check=False)
+    assert "Traceback" not in result.stderr + result.stdout
+    return result
+
+
+def test_the_text_matrix_has_a_row_per_producer_and_one_over_all_rollouts() -> None:
+    result = run("coverage", EXAMPLES)
+    assert result.returncode == 0
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("coverage of 6 rollouts by source")
+    assert lines[1].split() == ["producer", "rollouts", "C1", "C2", "C3", "C4", "C5", "C6", "C7"]
+    assert [line.split()[0] for line in lines[2:]] == ["claude_code", "hermes", "opencode", "pi", "all"]
+    assert lines[-1].split()[:5] == ["all", "rollouts", "6", "V", "V"]
+
+
+def test_json_gives_counts_and_shares_per_producer() -> None:
+    result = run("coverage", EXAMPLES, "--format", "json")
+    document = json.loads(result.stdout)
+    assert document["by"] == "source"
+    assert document["rollouts"] == 6
+    assert set(document["producers"]) == {"claude_code", "hermes", "opencode", "pi"}
+    c5 = document["all"]["criteria"]["C5"]
+    assert (c5["V"], c5["O"], c5["X"]) == (4, 2, 0)
+    assert document["damaged_lines"] == document["other_records"] == 0
+
+
+def test_markdown_has_the_layout_of_the_reference_matrix() -> None:
+    result = run("coverage", EXAMPLES, "--format", "markdown", "--by", "agent")
+    lines = result.stdout.splitlines()
+    assert lines[0] == "| harness | C1 | C2 | C3 | C4 | C5 | C6 | C7 |"
+    assert lines[1] == "|---|---|---|---|---|---|---|---|"
+    assert lines[2] == "| `swe_claude_code_agent` | V | V | O | V | V | V | O |"
+    assert lines[6] == ""
+    assert lines[7].startswith("Rollouts rated: 6 (")
+
+
+def test_explain_counts_the_reasons_that_kept_rollouts_from_v() -> None:
+    result = run("coverage", EXAMPLES, "--explain", "C5")
+    explained = result.stdout.split("\n\n", 1)[1].splitlines()
+    assert explained[0] == "C5: 4 of 6 rollouts at V, 2 at O, 0 at X"
+    reasons = {line.split(maxsplit=1)[1]: int(line.split()[0]) for line in explained[2:]}
+    assert reasons["gap tool_timing_unavailable"] == 1
+    assert reasons["tool_calls[].started_at null"] == 1
+
+
+def test_damaged_lines_and_other_records_are_counted_not_rated(tmp_path: Path) -> None:
+    path = tmp_path / "mixed.jsonl"
+    first = Path(EXAMPLES).read_text().splitlines()[0]
+    path.write_text(first + "\n{not json\n" + json.dumps({"source": "pi", "records": []}) + "\n")
+    result = run("coverage", str(path))
+    assert result.returncode == 0
+    assert "not rated: 1 damaged lines, 1 other records" in result.stdout
+    assert f"{path}:2: " in result.stderr
+
+
+def test_an_input_that_cannot_be_opened_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    result = run("coverage", str(tmp_path / "missing.jsonl"))
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith("gym-contract: ")
+
+
+def test_validate_shows_the_matrix_in_its_summary_and_its_json() -> None:
+    text = run("validate", EXAMPLES, "--quiet").stdout
+    assert "evidence coverage by observation source (V complete, O partial, X unavailable):" in text
+    assert "    all rollouts" in text
+    document = json.loads(run("validate", EXAMPLES, "--format", "json").stdout)
+    coverage_json = json.loads(run("coverage", EXAMPLES, "--format", "json").stdout)
+    for key in ("by", "damaged_lines", "other_records"):
+        coverage_json.pop(key)
+    assert document["coverage"] == coverage_json
