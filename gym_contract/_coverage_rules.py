@@ -407,7 +407,8 @@ def _tool_outputs(invocations: list[dict[str, Any]]) -> set[tuple[Any, Any]]:
 
 
 def _interval(tool: dict[str, Any]) -> tuple[float, float] | None:
-    started, completed = tool.get("started_at"), tool.get("completed_at")
+    started: Any = tool.get("started_at")
+    completed: Any = tool.get("completed_at")
     if is_time(started) and is_time(completed) and completed >= started:
         return (float(started), float(completed))
     return None

@@ -170,9 +170,9 @@ class CoverageMatrix:
 
     def _row(self, producer: str | None) -> dict[str, Any]:
         rollouts = self.total if producer is None else self.rollouts[producer]
-        criteria = {}
+        criteria: dict[str, dict[str, Any]] = {}
         for criterion in CRITERIA:
-            counts = {verdict: self.count(criterion, verdict, producer) for verdict in VERDICTS}
+            counts: dict[str, int] = {verdict: self.count(criterion, verdict, producer) for verdict in VERDICTS}
             shares = {verdict: round(counts[verdict] / rollouts, 4) if rollouts else 0.0 for verdict in VERDICTS}
             criteria[criterion] = {**counts, "share": shares, "cell": self.cell(criterion, producer)}
         return {"rollouts": rollouts, "criteria": criteria}
