@@ -187,9 +187,8 @@ def test_candidates_are_verified_before_they_are_counted():
     longer_context = [*QUESTION, {"role": "user", "content": "?"}]
     index = LineageIndex([stamp("a", QUESTION, ANSWER), stamp("b", longer_context, ANSWER)])
     assert index.resolve(FOLLOW_UP) == Resolution(RESOLVED, "a")  # b's context is not a prefix of the request
-    assert LineageIndex([stamp("b", longer_context, ANSWER)]).resolve(FOLLOW_UP) == Resolution(
-        UNRESOLVED, reason=NO_MATCH
-    )
+    alone = LineageIndex([stamp("b", longer_context, ANSWER)])
+    assert alone.resolve(FOLLOW_UP) == Resolution(UNRESOLVED, reason=NO_MATCH)
 
 
 def test_a_reply_that_adds_nothing_model_authored_is_never_a_candidate():
