@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from gym_contract import iter_diagnostics
+from gym_contract.cli import main
 from gym_contract.producers.claude_code import read_run
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -186,3 +187,30 @@ def test_synthetic_api_error_messages_in_real_transcripts_are_not_model_calls(tm
     }
     assert synthetic_ids
     assert not synthetic_ids & referenced
+
+
+def real_configs(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    yield "spotter-v2.1.39", SPOTTER_39
+    for transcript in SPOTTER_38:
+        folder = tmp_path / transcript.stem / "projects" / "-home-user-spotter"
+        folder.mkdir(parents=True)
+        session = next(e["sessionId"] for e in lines(transcript) if isinstance(e.get("sessionId"), str))
+        shutil.copy(transcript, folder / f"{session}.jsonl")
+        yield f"spotter-v2.1.38/{transcript.stem}", tmp_path / transcript.stem
+    for projects in CLAUDELESS:
+        yield f"claudeless-v2.1.29/{projects.stem}", config_of(projects, tmp_path / projects.stem)
+
+
+def test_the_observe_command_prints_a_valid_document_matching_each_real_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    checked = []
+    for name, config in real_configs(tmp_path):
+        status = main(["observe", "claude-code", str(config), "--model-ref", "policy"])
+        out, err = capsys.readouterr()
+        document = json.loads(out)
+        assert (name, status, err) == (name, 0, "")
+        assert list(iter_diagnostics(document["ng_agent_observations"], "bundle")) == []
+        assert_matches(document, count(config / "projects"))
+        checked.append(name)
+    assert len(checked) == 1 + len(SPOTTER_38) + len(CLAUDELESS) == 47
