@@ -162,6 +162,8 @@ class _Element:
 
 
 def _content_part(block: object, role: str) -> _Element | None:
+    if block is None:
+        return None
     if isinstance(block, str):
         return _Element(role, ((TAG_TEXT, block),), ((TAG_TEXT, block),)) if block else None
     as_object = _dict(block)
@@ -201,8 +203,6 @@ def _tool_result(call_id: object, output: object) -> list[_Element]:
 
 
 def _content_parts(content: object, role: str) -> list[_Element]:
-    if content is None:
-        return []
     blocks = content if isinstance(content, list) else [content]
     return [element for block in blocks if (element := _content_part(block, role)) is not None]
 
