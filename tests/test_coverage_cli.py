@@ -84,3 +84,13 @@ def test_validate_shows_the_matrix_in_its_summary_and_its_json() -> None:
     for key in ("by", "damaged_lines", "other_records"):
         coverage_json.pop(key)
     assert document["coverage"] == coverage_json
+
+
+def test_the_readme_and_the_criteria_page_show_the_current_matrix_of_the_example_file() -> None:
+    text = run("coverage", EXAMPLES).stdout
+    markdown = run("coverage", EXAMPLES, "--format", "markdown").stdout
+    explained = run("coverage", EXAMPLES, "--explain", "C5").stdout
+    assert f"$ gym-contract coverage examples/rollouts.jsonl\n{text}```" in (REPO / "README.md").read_text()
+    page = (REPO / "docs" / "reference" / "criteria.md").read_text()
+    assert markdown in page
+    assert f"$ gym-contract coverage examples/rollouts.jsonl --explain C5\n{explained}```" in page
