@@ -158,7 +158,10 @@ class CoverageMatrix:
         return sorted(found, key=lambda item: (-item[1], item[0]))
 
     def to_dict(self) -> dict[str, Any]:
-        """Counts and shares per producer and over all rollouts, and the reasons counted per criterion."""
+        """Per producer and over all rollouts, the rollouts at each verdict by criterion; and the reasons for O and X.
+
+        A share is a count over the row's ``rollouts``; counts keep the JSON short and exact.
+        """
         return {
             "rollouts": self.total,
             "producers": {name: self._row(name) for name in self.producers()},
@@ -169,13 +172,10 @@ class CoverageMatrix:
         }
 
     def _row(self, producer: str | None) -> dict[str, Any]:
-        rollouts = self.total if producer is None else self.rollouts[producer]
-        criteria: dict[str, dict[str, Any]] = {}
-        for criterion in CRITERIA:
-            counts: dict[str, int] = {verdict: self.count(criterion, verdict, producer) for verdict in VERDICTS}
-            shares = {verdict: round(counts[verdict] / rollouts, 4) if rollouts else 0.0 for verdict in VERDICTS}
-            criteria[criterion] = {**counts, "share": shares, "cell": self.cell(criterion, producer)}
-        return {"rollouts": rollouts, "criteria": criteria}
+        row: dict[str, Any] = {"rollouts": self.total if producer is None else self.rollouts[producer]}
+        for verdict in VERDICTS:
+            row[verdict] = {criterion: self.count(criterion, verdict, producer) for criterion in CRITERIA}
+        return row
 
 
 def coverage_matrix(records: Iterable[Any], by: GroupBy = "source") -> CoverageMatrix:

@@ -365,10 +365,10 @@ def test_rollouts_are_grouped_by_observation_source_else_agent_name() -> None:
     assert by_agent.rollouts == {"my_agent": 2}
 
 
-def test_the_matrix_gives_counts_shares_and_the_reasons_that_kept_rollouts_from_v() -> None:
+def test_the_matrix_gives_counts_per_verdict_and_the_reasons_that_kept_rollouts_from_v() -> None:
     summary = coverage_matrix([complete_rollout(), with_gap("no_sandbox_runtime")]).to_dict()
-    c7 = summary["producers"]["claude_code"]["criteria"]["C7"]
-    assert (c7["V"], c7["O"], c7["X"], c7["share"]) == (1, 1, 0, {"V": 0.5, "O": 0.5, "X": 0.0})
+    row = summary["producers"]["claude_code"]
+    assert (row["rollouts"], row["V"]["C7"], row["O"]["C7"], row["X"]["C7"]) == (2, 1, 1, 0)
     assert summary["why_not_v"] == {"C7": {"gap no_sandbox_runtime": 1}}
 
 

@@ -28,14 +28,14 @@ def test_the_text_matrix_has_a_row_per_producer_and_one_over_all_rollouts() -> N
     assert lines[-1].split()[:5] == ["all", "rollouts", "6", "V", "V"]
 
 
-def test_json_gives_counts_and_shares_per_producer() -> None:
+def test_json_gives_the_rollouts_at_each_verdict_per_producer() -> None:
     result = run("coverage", EXAMPLES, "--format", "json")
     document = json.loads(result.stdout)
     assert document["by"] == "source"
     assert document["rollouts"] == 6
     assert set(document["producers"]) == {"claude_code", "hermes", "opencode", "pi"}
-    c5 = document["all"]["criteria"]["C5"]
-    assert (c5["V"], c5["O"], c5["X"]) == (4, 2, 0)
+    every = document["all"]
+    assert (every["V"]["C5"], every["O"]["C5"], every["X"]["C5"]) == (4, 2, 0)
     assert document["damaged_lines"] == document["other_records"] == 0
 
 
