@@ -281,7 +281,8 @@ def live_like_session(capture: Capture) -> None:
             grep = sub.tool_use("Bash", command=f"cd {CWD} && grep -n part{number}_{step} -r .")
             sub.reply(grep)
             sub.results((grep, f"{step} hits"))
-        sub.reply(thinking("All parts found.")) if number == 2 else None
+        if number == 2:
+            sub.reply(thinking("All parts found."))
         sub.reply(text("Found them."), (edit := sub.tool_use("Edit", path=f"p{number}.py")))
         sub.results((edit, "edited"))
         sub.reply(text(f"Part {number} done."))
@@ -311,3 +312,11 @@ def test_the_live_like_session_loses_calls_under_version_1(monkeypatch):
     capture = Capture(start=MIDNIGHT - 20 * 45.0)
     live_like_session(capture)
     assert len(unresolved(capture)) >= 4
+
+
+@pytest.mark.parametrize("switch_off", VERSION_1, ids=lambda switch_off: switch_off.__name__)
+def test_each_rule_alone_is_needed_for_the_live_like_session(monkeypatch, switch_off):
+    switch_off(monkeypatch)
+    capture = Capture(start=MIDNIGHT - 20 * 45.0)
+    live_like_session(capture)
+    assert unresolved(capture)
