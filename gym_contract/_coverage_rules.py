@@ -65,7 +65,7 @@ class Evidence:
 
 
 def objects(value: Any) -> list[dict[str, Any]]:
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+    return [item for item in value if type(item) is dict] if type(value) is list else []
 
 
 def evidence_of(record: dict[str, Any], kind: str) -> Evidence:
@@ -261,12 +261,15 @@ RULES = {"C1": c1, "C2": c2, "C3": c3, "C4": c4, "C5": c5, "C6": c6, "C7": c7}
 # They may only answer True when the rule would give V; any odd shape raises and falls back to the rule.
 
 
+_EXPECTED_TOKENS = {dialect: (*ALWAYS_EXPECTED_TOKENS, *extra) for dialect, extra in EXTRA_TOKENS_BY_DIALECT.items()}
+
+
 def _calls_complete(evidence: Evidence) -> bool:
     for call in evidence.model_calls:
         metadata, stats = call["response_metadata"], call["token_stats"]
         if metadata["dialect"] is None or metadata["model"] is None or metadata["status_code"] is None:
             return False
-        for name in (*ALWAYS_EXPECTED_TOKENS, *EXTRA_TOKENS_BY_DIALECT.get(metadata["dialect"], ())):
+        for name in _EXPECTED_TOKENS.get(metadata["dialect"], ALWAYS_EXPECTED_TOKENS):
             value = stats[name]
             if type(value) is not int or value < 0:
                 return False
@@ -314,7 +317,13 @@ def _tools_complete(evidence: Evidence) -> bool:
 
 
 def _timing_complete(evidence: Evidence) -> bool:
-    return c6(evidence)[0] == "V"
+    intervals = set()
+    for tool in evidence.tool_calls:
+        started, completed = tool["started_at"], tool["completed_at"]
+        if type(started) is not float or type(completed) is not float or completed <= started:
+            return False  # ints, reversed or empty intervals: the rule decides
+        intervals.add((started, completed))
+    return len(intervals) == len(evidence.tool_calls) > 0
 
 
 def _agent_side_complete(evidence: Evidence) -> bool:

@@ -395,3 +395,16 @@ def test_a_report_merges_the_coverage_of_its_parts() -> None:
         part.add_record("rollout", complete_rollout(), [])
         whole.merge(pickle.loads(pickle.dumps(part)))
     assert whole.to_dict()["coverage"]["producers"]["claude_code"]["rollouts"] == 2
+
+
+def test_the_quick_checks_for_complete_evidence_agree_with_the_rules() -> None:
+    from gym_contract import _coverage_rules
+
+    records = [complete_rollout(), *(case[2] for case in CASES)]
+    records += [json.loads(line) for line in EXAMPLES.read_text().splitlines()]
+    for record in records:
+        coverage = rollout_coverage(record)
+        assert coverage is not None
+        evidence = _coverage_rules.evidence_of(record, "rollout")
+        by_rules = [_coverage_rules.RULES[criterion](evidence) for criterion in _coverage_rules.CRITERIA]
+        assert [(v.verdict, v.reasons) for v in coverage.verdicts] == by_rules
