@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
@@ -205,7 +206,7 @@ class Lineage:
 def _call_ids(records: Sequence[ModelCallRecord]) -> list[str]:
     """Ids for the calls: `model_call_id`, else `#<call_index>`; a repeated id gets `#<call_index>` appended."""
     names = [record.model_call_id or f"#{record.call_index}" for record in records]
-    repeated = {name for name in names if names.count(name) > 1}
+    repeated = {name for name, count in Counter(names).items() if count > 1}
     pairs = zip(names, records, strict=True)
     return [f"{name}#{record.call_index}" if name in repeated else name for name, record in pairs]
 
