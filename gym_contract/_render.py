@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from itertools import groupby
 from typing import TextIO
 
-from gym_contract._coverage_render import text_table
+from gym_contract._cli_coverage import text_table
 from gym_contract.diagnostics import Diagnostic, Severity, docs_url
 from gym_contract.report import Report
 
