@@ -471,3 +471,24 @@ def test_synthetic_api_error_messages_are_neither_calls_nor_conversation_but_end
         "context_overflow": True,
         "duration_s": 0.9,
     }
+
+
+def test_a_sidecar_naming_the_spawning_call_links_a_subagent_whose_result_never_came(tmp_path: Path) -> None:
+    write(tmp_path, "S.jsonl", assistant("E1", "msg-root", [tool_use("t-task", "Task")], 1))
+    write(tmp_path, "S/subagents/agent-worker.jsonl", assistant("W1", "msg-w", [text("working")], 2, agent="worker"))
+    sidecar = {"agentType": "general-purpose", "description": "look around", "toolUseId": "t-task"}
+    (tmp_path / "projects" / "p" / "S" / "subagents" / "agent-worker.meta.json").write_text(json.dumps(sidecar))
+    (tmp_path / "projects" / "p" / "S" / "subagents" / "agent-broken.meta.json").write_text("{not json")
+
+    bundle = produced(tmp_path)
+
+    assert [without_conversation(r) for r in records(bundle, "agent_invocation")] == [
+        invocation("S"),
+        invocation("worker", parent_invocation_id="S", spawned_by_tool_call_id="t-task"),
+    ]
+    assert gaps(bundle) == [
+        ("malformed_transcript_line", None, "p/S/subagents/agent-broken.meta.json:1"),
+        ("invocation_outcome_unavailable", "S", None),
+        ("invocation_outcome_unavailable", "worker", None),
+        ("tool_result_missing", "S", "t-task"),
+    ]

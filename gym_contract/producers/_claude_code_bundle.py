@@ -28,7 +28,13 @@ class Assembled:
     parents: dict[str, tuple[str, str, str]] = field(default_factory=dict)  # child → (parent, tool call, status)
 
 
-_CHILD_STATUS = {"completed": "completed", "failed": "failed", "timeout": "incomplete", "cancelled": "incomplete"}
+_CHILD_STATUS = {
+    "completed": "completed",
+    "failed": "failed",
+    "timeout": "incomplete",
+    "cancelled": "incomplete",
+    "unknown": "unknown",  # linked by a sidecar, but the spawning call never returned a result
+}
 
 
 def _settle_links(mapped: Mapped, gaps: list[ObservationGap]) -> dict[str, tuple[str, str, str]]:
@@ -85,6 +91,8 @@ def assemble(mapped: Mapped, model_ref: dict[str, Any] | None, root: RootFacts |
             record["error_type"] = status if status in ("failed", "timeout", "cancelled") else None
             if not invocation.has_events:
                 invocation_gaps.append(gap("subagent_transcript_missing", owner))
+            if record["status"] == "unknown":
+                invocation_gaps.append(gap("invocation_outcome_unavailable", owner))
         elif invocation.is_subagent:
             if owner not in claimed:
                 invocation_gaps.append(gap("subagent_parent_unavailable", owner))

@@ -33,6 +33,9 @@ class TranscriptRead:
 
     events: list[TranscriptEvent] = field(default_factory=list)
     gaps: list[ObservationGap] = field(default_factory=list)
+    # agent id → its `agent-<id>.meta.json` sidecar (Claude Code writes `agentType`, and in newer
+    # versions `toolUseId`, the call that spawned the subagent)
+    sidecars: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def gap(code: str, invocation_id: str | None = None, detail: str | None = None) -> ObservationGap:
@@ -80,7 +83,32 @@ def read_transcripts(config_dir: str | os.PathLike[str], max_line_bytes: int = M
                     _take(read, name, number, raw)
         except OSError:
             read.gaps.append(gap("transcript_unreadable", detail=name))
+    for path in sorted(_sidecar_files(projects), key=lambda path: path.relative_to(projects).as_posix()):
+        _take_sidecar(read, projects, path)
     return read
+
+
+def _sidecar_files(root: Path) -> Iterator[Path]:
+    try:
+        yield from root.glob("**/subagents/**/agent-*.meta.json")
+    except OSError:
+        return  # the transcripts' walk has already reported an unreadable folder
+
+
+def _take_sidecar(read: TranscriptRead, projects: Path, path: Path) -> None:
+    name = path.relative_to(projects).as_posix()
+    try:
+        sidecar = orjson.loads(path.read_bytes()[: MAX_LINE_BYTES + 1])
+    except OSError:
+        read.gaps.append(gap("transcript_unreadable", detail=name))
+        return
+    except orjson.JSONDecodeError:
+        read.gaps.append(gap("malformed_transcript_line", detail=f"{name}:1"))
+        return
+    if not isinstance(sidecar, dict):
+        read.gaps.append(gap("invalid_transcript_record", detail=f"{name}:1"))
+        return
+    read.sidecars[path.name.removeprefix("agent-").removesuffix(".meta.json")] = sidecar
 
 
 def _jsonl_files(root: Path) -> Iterator[Path]:

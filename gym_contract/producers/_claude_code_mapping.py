@@ -84,7 +84,7 @@ class Mapped:
         return found
 
 
-def map_events(events: list[TranscriptEvent]) -> Mapped:
+def map_events(events: list[TranscriptEvent], sidecars: dict[str, dict[str, Any]] | None = None) -> Mapped:
     mapped = Mapped()
     for located in events:
         event = located.event
@@ -113,7 +113,25 @@ def map_events(events: list[TranscriptEvent]) -> Mapped:
         else:
             continue
         invocation.last_was_compaction = False
+    _sidecar_links(mapped, sidecars or {})
     return mapped
+
+
+def _sidecar_links(mapped: Mapped, sidecars: dict[str, dict[str, Any]]) -> None:
+    """A sidecar's `toolUseId` links its subagent to the one invocation that made that tool call."""
+    for child, sidecar in sidecars.items():
+        call_id = sidecar.get("toolUseId")
+        if not isinstance(call_id, str) or not call_id or internal_agent_kind(child) is not None:
+            continue
+        owners = [
+            (owner, ends) for (owner, tool_id), ends in mapped.tools.items() if tool_id == call_id and ends.starts
+        ]
+        if len(owners) != 1:
+            continue  # the call is not in the transcripts (or not once): toolUseResult is the only evidence left
+        owner, ends = owners[0]
+        status = ends.finishes[0][1] if len(ends.finishes) == 1 else "unknown"
+        mapped.links.append((child, owner, call_id, status))
+        mapped.invocation(child, is_subagent=True)
 
 
 def _metadata(event: dict[str, Any], message: dict[str, Any]) -> dict[str, Any] | None:

@@ -70,7 +70,7 @@ def read_run(
     lines = _stream_lines(stream)
     events = stream_events(lines) if lines is not None else None
     read = read_transcripts(config_dir, max_line_bytes)
-    mapped = map_events(read.events)
+    mapped = map_events(read.events, read.sidecars)
     server = {"type": "responses_api_models", "name": model_ref} if model_ref is not None else None
     facts = _root_facts(events, exit_code, timed_out, measured_duration_s) if events is not None else None
     assembled = assemble(mapped, server, facts)
