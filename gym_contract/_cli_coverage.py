@@ -85,14 +85,16 @@ def _coverage(args: argparse.Namespace) -> int:
             return _fail(str(error))
     if args.format == "json":
         document: dict[str, Any] = {"by": by, **matrix.to_dict(), "damaged_lines": damaged, "other_records": skipped}
+        if args.explain:
+            document["explain"] = {"criterion": args.explain, "why_not_v": dict(matrix.why_not_v(args.explain))}
         print(json.dumps(document, indent=2, ensure_ascii=False))
+        return EXIT_OK
     elif args.format == "markdown":
         print("\n".join(markdown_table(matrix)))
     else:
         _print_text(matrix, by, damaged, skipped)
     if args.explain:
-        stream = sys.stderr if args.format == "json" else sys.stdout
-        print("\n" + "\n".join(explanation(matrix, args.explain)), file=stream)
+        print("\n" + "\n".join(explanation(matrix, args.explain)))
     return EXIT_OK
 
 

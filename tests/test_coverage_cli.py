@@ -94,3 +94,18 @@ def test_the_readme_and_the_criteria_page_show_the_current_matrix_of_the_example
     page = (REPO / "docs" / "reference" / "criteria.md").read_text()
     assert markdown in page
     assert f"$ gym-contract coverage examples/rollouts.jsonl --explain C5\n{explained}```" in page
+
+
+def test_explain_in_json_is_a_key_of_the_document_and_stdin_is_read() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "gym_contract", "coverage", "-", "--format", "json", "--explain", "C7"],
+        input=Path(EXAMPLES).read_text(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    document = json.loads(result.stdout)
+    assert document["explain"] == {
+        "criterion": "C7",
+        "why_not_v": {"gap no_sandbox_runtime": 4, "gap sandbox_observation_unavailable": 2},
+    }
