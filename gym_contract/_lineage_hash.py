@@ -263,8 +263,13 @@ def _elements(items: Sequence[object]) -> Iterator[_Element]:
         yield from _item_elements(item)
 
 
-def digest_fields(items: Sequence[object]) -> list[Field]:
-    """The fields the context digest hashes: a ROLE field wherever the speaking role changes."""
+def conversation_fields(items: Sequence[object]) -> tuple[list[Field], list[Field]]:
+    """The fingerprint fields and the digest fields of `items`, in one pass over them.
+
+    Fingerprint fields are what the model wrote (text, other parts, tool calls); digest fields are every
+    element's fields, with a ROLE field wherever the speaking role changes.
+    """
+    authored: list[Field] = []
     fields: list[Field] = []
     running_role: str | None = None
     for element in _elements(items):
@@ -272,12 +277,19 @@ def digest_fields(items: Sequence[object]) -> list[Field]:
             fields.append((TAG_ROLE, element.role))
         running_role = element.role
         fields.extend(element.fields)
-    return fields
+        if element.role == "assistant":
+            authored.extend(element.model_authored)
+    return authored, fields
+
+
+def digest_fields(items: Sequence[object]) -> list[Field]:
+    """The fields the context digest hashes."""
+    return conversation_fields(items)[1]
 
 
 def fingerprint_fields(items: Sequence[object]) -> list[Field]:
-    """The fields the fingerprint hashes: what the model wrote (text, other parts, tool calls)."""
-    return [field for element in _elements(items) if element.role == "assistant" for field in element.model_authored]
+    """The fields the fingerprint hashes."""
+    return conversation_fields(items)[0]
 
 
 # --- hashing -----------------------------------------------------------------------------------------
@@ -312,10 +324,14 @@ def prefix_digests(fields: Sequence[Field], lengths: set[int]) -> dict[int, str]
     return found
 
 
+def fingerprint_of(fields: Sequence[Field]) -> str:
+    """The fingerprint of fingerprint fields; "" when there are none."""
+    return hash_fields(FINGERPRINT_DOMAIN, fields) if fields else ""
+
+
 def assistant_fingerprint(items: Sequence[object]) -> str:
     """The fingerprint of the model-authored content of `items`; "" when the model wrote nothing."""
-    fields = fingerprint_fields(items)
-    return hash_fields(FINGERPRINT_DOMAIN, fields) if fields else ""
+    return fingerprint_of(fingerprint_fields(items))
 
 
 def conversation_digest(items: Sequence[object]) -> str:

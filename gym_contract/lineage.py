@@ -10,9 +10,11 @@ from typing import Final, Literal
 from gym_contract._lineage_hash import (
     DIGEST_DOMAIN,
     FINGERPRINT_VERSION,
+    Field,
     assistant_fingerprint,
     conversation_digest,
-    digest_fields,
+    conversation_fields,
+    fingerprint_of,
     hash_fields,
     prefix_digests,
     request_items,
@@ -80,22 +82,42 @@ class CallStamp:
     """Digest of the output alone: identical retries share context and output."""
 
 
-def _adds_model_content(output: Sequence[object]) -> bool:
+def _adds_model_content(output_authored: Sequence[Field]) -> bool:
     # Version 4, rule 3: a reply with nothing model-authored (reasoning only) would collide with its parent.
-    return assistant_fingerprint(output) != ""
+    return bool(output_authored)
 
 
-def stamp(call_id: str, request: Sequence[object], output: Sequence[object]) -> CallStamp:
-    """The version-4 stamp of a call that was sent `request` items and answered `output` items."""
-    continuation = assistant_fingerprint([*request, *output]) if _adds_model_content(output) else ""
+@dataclass(frozen=True)
+class _Fields:
+    """The fingerprint and digest fields of a call's request and output, computed once per call."""
+
+    request_authored: list[Field]
+    request_fields: list[Field]
+    output_authored: list[Field]
+    output_fields: list[Field]
+
+    @classmethod
+    def of(cls, request: Sequence[object], output: Sequence[object]) -> _Fields:
+        return cls(*conversation_fields(request), *conversation_fields(output))
+
+
+def _stamp(call_id: str, fields: _Fields) -> CallStamp:
+    continuation = ""
+    if _adds_model_content(fields.output_authored):
+        continuation = fingerprint_of([*fields.request_authored, *fields.output_authored])
     return CallStamp(
         call_id=call_id,
         fingerprint_version=FINGERPRINT_VERSION,
         continuation_fingerprint=continuation,
-        context_length=len(digest_fields(request)),
-        context_digest=conversation_digest(request),
-        output_digest=hash_fields(DIGEST_DOMAIN, digest_fields(output)),
+        context_length=len(fields.request_fields),
+        context_digest=hash_fields(DIGEST_DOMAIN, fields.request_fields),
+        output_digest=hash_fields(DIGEST_DOMAIN, fields.output_fields),
     )
+
+
+def stamp(call_id: str, request: Sequence[object], output: Sequence[object]) -> CallStamp:
+    """The version-4 stamp of a call that was sent `request` items and answered `output` items."""
+    return _stamp(call_id, _Fields.of(request, output))
 
 
 def _retry_identity(entry: CallStamp) -> tuple[int, str, str]:
@@ -134,11 +156,13 @@ class LineageIndex:
 
     def resolve(self, request: Sequence[object]) -> Resolution:
         """ROOT, RESOLVED(parent) or UNRESOLVED(no_match | ambiguous) for a request's items."""
-        fingerprint = assistant_fingerprint(request)
+        return self._resolve(*conversation_fields(request))
+
+    def _resolve(self, authored: Sequence[Field], fields: Sequence[Field]) -> Resolution:
+        fingerprint = fingerprint_of(authored)
         if not fingerprint:
             return Resolution(ROOT)
         entries = self._by_fingerprint.get(fingerprint, [])
-        fields = digest_fields(request)
         prefixes = prefix_digests(fields, {entry.context_length for entry in entries})
         # Verified before counting: an unverified candidate must not make a request ambiguous.
         verified = [entry for entry in entries if prefixes.get(entry.context_length) == entry.context_digest]
@@ -262,17 +286,22 @@ def chain(records: Iterable[ModelCallRecord]) -> Lineage:
     ordered = sorted(records, key=lambda record: record.call_index)
     ids = _call_ids(ordered)
     index_of = {call_id: record.call_index for call_id, record in zip(ids, ordered, strict=True)}
-    items = [record_items(record) for record in ordered]
+    prepared: list[_Fields | None] = []
+    for record in ordered:
+        request, output = record_items(record)
+        prepared.append(None if request is None else _Fields.of(request, output))
     index = LineageIndex()
     other_version: list[str] = []
-    for call_id, record, (request, output) in zip(ids, ordered, items, strict=True):
+    for call_id, record, fields in zip(ids, ordered, prepared, strict=True):
         if _stamped_version(record) != FINGERPRINT_VERSION:
             other_version.append(call_id)
-        elif request is not None:
-            index.add(stamp(call_id, request, output))
+        elif fields is not None:
+            index.add(_stamp(call_id, fields))
     resolutions = {
-        call_id: index.resolve(request) if request is not None else Resolution(UNRESOLVED, reason=REQUEST_UNAVAILABLE)
-        for call_id, (request, _) in zip(ids, items, strict=True)
+        call_id: Resolution(UNRESOLVED, reason=REQUEST_UNAVAILABLE)
+        if fields is None
+        else index._resolve(fields.request_authored, fields.request_fields)
+        for call_id, fields in zip(ids, prepared, strict=True)
     }
     children: dict[str, list[str]] = {}
     for call_id in ids:
