@@ -180,14 +180,9 @@ def c2(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
 
 
 def c3(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
-    problems: list[str] = []
-    missing_known: set[str] = set()
-    missing_keys: set[str] = set()
-    for turn in evidence.turns:
-        missing_known.update(name for name in TURN_KNOWN_FIELDS if turn.get(name) is None)
-        missing_keys.update(name for name in TURN_PAYLOAD_KEYS if name not in turn)
-    problems += [f"turns[].{name} null" for name in TURN_KNOWN_FIELDS if name in missing_known]
-    problems += [f"turns[].{name} missing" for name in TURN_PAYLOAD_KEYS if name in missing_keys]
+    turns = evidence.turns
+    problems = [f"turns[].{name} null" for name in TURN_KNOWN_FIELDS if None in [t.get(name) for t in turns]]
+    problems += [f"turns[].{name} missing" for name in TURN_PAYLOAD_KEYS if not all(name in t for t in turns)]
     gaps = gaps_against("C3", evidence.gap_codes)
     unavailable = None if evidence.turns else "no turns"
     return rate(FULL["C3"], problems, gaps, unavailable=unavailable)
@@ -202,7 +197,7 @@ def c4(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
     for call in evidence.model_calls:
         metadata = _sub(call, "response_metadata")
         call_id = call.get("model_call_id")
-        if not (call_id and call_id in owned_ids) and _ref_key(metadata) not in owned_keys:
+        if not (isinstance(call_id, str) and call_id in owned_ids) and _ref_key(metadata) not in owned_keys:
             problems.append("model call that no invocation's model_calls reference resolves to")
     gaps = gaps_against("C4", evidence.gap_codes)
     unavailable = None if with_conversation else "no invocation with a conversation"
@@ -210,10 +205,10 @@ def c4(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
 
 
 def c5(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
-    outputs = _tool_outputs(evidence.invocations)
+    outputs = _tool_outputs(evidence.invocations, _owners(evidence.tool_calls))
     problems: list[str] = []
     for tool in evidence.tool_calls:
-        if (tool.get("invocation_id"), tool.get("tool_call_id")) not in outputs:
+        if not _has_output(tool, outputs):
             problems.append("tool call without a function_call_output in its invocation's conversation")
         if tool.get("status") in (None, "unknown"):
             problems.append("tool_calls[].status unknown")
@@ -292,7 +287,7 @@ def _history_complete(evidence: Evidence) -> bool:
     owned_ids = {ref["model_call_id"] for invocation in evidence.invocations for ref in invocation["model_calls"]}
     owned_ids.discard(None)
     owned_ids.discard("")
-    if all(call["model_call_id"] in owned_ids for call in evidence.model_calls):
+    if all(type(call["model_call_id"]) is str and call["model_call_id"] in owned_ids for call in evidence.model_calls):
         owned_keys: set[tuple[Any, Any, Any]] = set()
     else:
         owned_ids, owned_keys = _references(evidence.invocations)
@@ -307,7 +302,7 @@ def _history_complete(evidence: Evidence) -> bool:
 
 
 def _tools_complete(evidence: Evidence) -> bool:
-    outputs = _tool_outputs(evidence.invocations)
+    outputs = _tool_outputs(evidence.invocations, _owners(evidence.tool_calls))
     for tool in evidence.tool_calls:
         if tool["status"] in (None, "unknown") or (tool["invocation_id"], tool["tool_call_id"]) not in outputs:
             return False
@@ -379,7 +374,8 @@ def _ref_key(holder: dict[str, Any]) -> tuple[Any, Any, Any] | None:
     response_id = holder.get("response_id")
     if not (isinstance(model_ref, dict) and isinstance(response_id, str) and response_id):
         return None
-    return (model_ref.get("type"), model_ref.get("name"), response_id)
+    server_type, name = model_ref.get("type"), model_ref.get("name")
+    return (server_type, name, response_id) if isinstance(server_type, str) and isinstance(name, str) else None
 
 
 def _references(invocations: list[dict[str, Any]]) -> tuple[set[str], set[tuple[Any, Any, Any]]]:
@@ -395,24 +391,29 @@ def _references(invocations: list[dict[str, Any]]) -> tuple[set[str], set[tuple[
     return ids, keys
 
 
-def _tool_outputs(invocations: list[dict[str, Any]]) -> set[tuple[Any, Any]]:
-    """(invocation_id, call_id) of every `function_call_output` item: the model-visible tool output."""
-    found: set[tuple[Any, Any]] = set()
+def _tool_outputs(invocations: list[dict[str, Any]], owners: set[str]) -> set[tuple[str, str]]:
+    """(invocation_id, call_id) of the `function_call_output` items of the invocations that own tool calls."""
+    found: set[tuple[str, str]] = set()
     for invocation in invocations:
-        conversation = invocation.get("conversation")
-        if isinstance(conversation, list):
-            invocation_id = invocation.get("invocation_id")
-            try:
-                found.update(
-                    (invocation_id, item["call_id"]) for item in conversation if item["type"] == "function_call_output"
-                )
-            except (KeyError, TypeError):  # an item the schema would reject: look at each one with care
-                found.update(
-                    (invocation_id, item.get("call_id"))
-                    for item in conversation
-                    if isinstance(item, dict) and item.get("type") == "function_call_output"
-                )
+        invocation_id, conversation = invocation.get("invocation_id"), invocation.get("conversation")
+        if type(invocation_id) is str and invocation_id in owners and type(conversation) is list:
+            found.update(
+                (invocation_id, call_id)
+                for item in conversation
+                if type(item) is dict
+                and item.get("type") == "function_call_output"
+                and type(call_id := item.get("call_id")) is str
+            )
     return found
+
+
+def _owners(tool_calls: list[dict[str, Any]]) -> set[str]:
+    return {owner for tool in tool_calls if type(owner := tool.get("invocation_id")) is str}
+
+
+def _has_output(tool: dict[str, Any], outputs: set[tuple[str, str]]) -> bool:
+    invocation_id, tool_call_id = tool.get("invocation_id"), tool.get("tool_call_id")
+    return type(invocation_id) is str and type(tool_call_id) is str and (invocation_id, tool_call_id) in outputs
 
 
 def _interval(tool: dict[str, Any]) -> tuple[float, float] | None:

@@ -349,6 +349,14 @@ def test_records_of_other_kinds_and_odd_shapes_are_not_rated_and_never_raise() -
     coverage = rollout_coverage(odd)
     assert coverage is not None
     assert coverage.verdict("C1").verdict == "O"
+    unhashable = changed(
+        model_calls=[model_call("call-1", model_call_id=["x"], response_metadata={"model_ref": {"type": []}})],
+        tool_calls=[{**tool_call("t1", 1.7e9, 1.7e9 + 1), "invocation_id": {"a": 1}, "tool_call_id": [1]}],
+        invocations=[{"invocation_id": [], "model_calls": [{"model_call_id": {}}], "conversation": [{"call_id": []}]}],
+    )
+    verdicts = rollout_coverage(unhashable)
+    assert verdicts is not None
+    assert (verdicts.verdict("C4").verdict, verdicts.verdict("C5").verdict) == ("O", "O")
 
 
 # ------------------------------------------------------------------------------------------ aggregation
