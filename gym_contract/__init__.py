@@ -5,8 +5,20 @@ from __future__ import annotations
 from gym_contract.capture import Capture, aggregate_metrics, capture_attachment, derive_record, read_capture
 from gym_contract.checking import check_files
 from gym_contract.collection import collect, merge_capture
+from gym_contract.coverage import CoverageMatrix, CriterionVerdict, RolloutCoverage, coverage_matrix, rollout_coverage
 from gym_contract.diagnostics import ContractError, Diagnostic
 from gym_contract.join import join
+from gym_contract.lineage import (
+    FINGERPRINT_VERSION,
+    CallStamp,
+    Lineage,
+    LineageIndex,
+    Resolution,
+    assistant_fingerprint,
+    chain,
+    conversation_digest,
+    stamp,
+)
 from gym_contract.models import (
     AgentInvocation,
     AgentObservationBundle,
@@ -41,19 +53,25 @@ __version__ = "0.1.0"
 
 __all__ = [
     "CONTRACT_VERSION",
+    "FINGERPRINT_VERSION",
     "KINDS",
     "AgentInvocation",
     "AgentObservationBundle",
     "AgentObservationRecord",
     "AgentOutcome",
+    "CallStamp",
     "Capture",
     "CaptureExchange",
     "CaptureMetrics",
     "ContextCompactionObservation",
     "ContractError",
     "ConversationItem",
+    "CoverageMatrix",
+    "CriterionVerdict",
     "Decision",
     "Diagnostic",
+    "Lineage",
+    "LineageIndex",
     "ModelCallCapture",
     "ModelCallRecord",
     "ModelCallRef",
@@ -61,6 +79,8 @@ __all__ = [
     "ObservationGap",
     "Policy",
     "Report",
+    "Resolution",
+    "RolloutCoverage",
     "SandboxObservation",
     "ToolCallObservation",
     "TrajectoryModelCall",
@@ -71,13 +91,17 @@ __all__ = [
     "TrajectoryTurn",
     "__version__",
     "aggregate_metrics",
+    "assistant_fingerprint",
     "attach_trajectory",
     "build_trajectory",
     "capture_attachment",
+    "chain",
     "check_files",
     "classify_claude_code",
     "classify_opencode",
     "collect",
+    "conversation_digest",
+    "coverage_matrix",
     "decide",
     "derive_record",
     "detect_kind",
@@ -87,6 +111,8 @@ __all__ = [
     "merge_capture",
     "project",
     "read_capture",
+    "rollout_coverage",
     "rollout_id_from_run_body",
+    "stamp",
     "validate",
 ]
