@@ -43,6 +43,7 @@ from gym_contract.models import (
     TrajectoryTurn,
 )
 from gym_contract.outcome import Decision, Policy, classify_claude_code, classify_opencode, decide
+from gym_contract.producers.claude_code import ClaudeCodeRun
 from gym_contract.projection import attach_trajectory, build_trajectory, project
 from gym_contract.report import Report
 from gym_contract.rollout_ids import rollout_id_from_run_body
@@ -63,6 +64,7 @@ __all__ = [
     "Capture",
     "CaptureExchange",
     "CaptureMetrics",
+    "ClaudeCodeRun",
     "ContextCompactionObservation",
     "ContractError",
     "ConversationItem",
