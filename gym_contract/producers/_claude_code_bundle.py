@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gym_contract.models import ObservationGap
+from gym_contract.models import ContextCompactionObservation, ObservationGap
 from gym_contract.producers._claude_code_files import gap
 from gym_contract.producers._claude_code_mapping import Compaction, Mapped, ToolEnds
 
@@ -170,22 +170,9 @@ def _ref(model_ref: dict[str, Any] | None, response_id: str | None) -> dict[str,
 
 
 def _compaction_record(invocation_id: str, outcome: str, **fields: Any) -> dict[str, Any]:
-    record: dict[str, Any] = {
-        "kind": "context_compaction",
-        "invocation_id": invocation_id,
-        "observed_at": None,
-        "trigger": None,
-        "tokens_before": None,
-        "tokens_after": None,
-        "outcome": outcome,
-        "summary": None,
-        "first_kept_item_id": None,
-        "before_model_call": None,
-        "model_calls": [],
-        "after_model_call": None,
-    }
-    record.update(fields)
-    return record
+    """A compaction with every key, the contract's defaults filling what the transcript did not say."""
+    record = ContextCompactionObservation(kind="context_compaction", invocation_id=invocation_id, outcome=outcome)
+    return {**record.model_dump(mode="json"), **fields}
 
 
 def _compactions(
