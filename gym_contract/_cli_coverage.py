@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any, cast
 
 from gym_contract import _io
+from gym_contract._cli_common import EXIT_OK, say, usage_error
 from gym_contract.coverage import CRITERIA, CoverageMatrix, GroupBy, rollout_coverage
 from gym_contract.diagnostics import Diagnostic
-
-EXIT_OK, EXIT_USAGE = 0, 2
 
 _HEADINGS = {"source": "producer", "agent": "agent"}
 ALL_ROLLOUTS = "all rollouts"
@@ -58,11 +56,6 @@ def explanation(matrix: CoverageMatrix, criterion: str) -> list[str]:
     return lines
 
 
-def _fail(message: str) -> int:
-    print(f"gym-contract: {message}", file=sys.stderr)
-    return EXIT_USAGE
-
-
 def _coverage(args: argparse.Namespace) -> int:
     by = cast(GroupBy, args.by)
     matrix = CoverageMatrix()
@@ -74,7 +67,7 @@ def _coverage(args: argparse.Namespace) -> int:
                 if isinstance(entry, Diagnostic):
                     damaged += 1
                     where = ":".join(str(part) for part in (path, entry.line) if part is not None)
-                    print(f"gym-contract: {where}: {entry.code}: {entry.message}", file=sys.stderr)
+                    say(f"{where}: {entry.code}: {entry.message}")
                     continue
                 coverage = rollout_coverage(entry)
                 if coverage is None:
@@ -82,7 +75,7 @@ def _coverage(args: argparse.Namespace) -> int:
                     continue
                 matrix.add(coverage, coverage.producer(by))
         except _io.InputUnreadable as error:
-            return _fail(str(error))
+            return usage_error(str(error))
     if args.format == "json":
         document: dict[str, Any] = {"by": by, **matrix.to_dict(), "damaged_lines": damaged, "other_records": skipped}
         if args.explain:

@@ -11,19 +11,13 @@ from typing import Any
 import orjson
 
 from gym_contract import _io
+from gym_contract._cli_common import EXIT_FAILED, EXIT_OK, say, usage_error
 from gym_contract._render import progress_bar
 from gym_contract.capture import read_capture
 from gym_contract.collection import collect
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.join import join
 from gym_contract.models import AgentObservationBundle
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-
-
-def _fail(message: str) -> int:
-    print(f"gym-contract: {message}", file=sys.stderr)
-    return EXIT_USAGE
 
 
 def _join(args: argparse.Namespace) -> int:
@@ -32,13 +26,13 @@ def _join(args: argparse.Namespace) -> int:
             bundle = AgentObservationBundle.model_validate_json(handle.read())
         capture = read_capture(args.capture, args.rollout_id)
     except OSError as error:
-        return _fail(f"cannot read {error.filename}: {error.strerror}")
+        return usage_error(f"cannot read {error.filename}: {error.strerror}")
     except ValueError as error:  # a bundle that breaks the contract, or a rollout id unfit for a file name
         first = str(error).splitlines()[0]
-        return _fail(f"{args.observations}: {first} (gym-contract validate says more)")
+        return usage_error(f"{args.observations}: {first} (gym-contract validate says more)")
     joined = join(bundle, capture.records)
     for damaged in capture.damaged_lines:
-        print(f"gym-contract: {args.capture}: {damaged}", file=sys.stderr)
+        say(f"{args.capture}: {damaged}")
     print(json.dumps(joined.model_dump(mode="json"), indent=2, ensure_ascii=False))
     return EXIT_OK
 
@@ -47,7 +41,7 @@ def _project(args: argparse.Namespace) -> int:
     try:
         source = _io.open_source(args.rollouts)
     except _io.InputUnreadable as error:
-        return _fail(str(error))
+        return usage_error(str(error))
     out = sys.stdout.buffer if args.output in (None, "-") else open(args.output, "wb")  # noqa: SIM115
     projected, failures, damaged = 0, Counter[str](), 0
     gaps: Counter[str] = Counter()
@@ -58,7 +52,7 @@ def _project(args: argparse.Namespace) -> int:
                 if isinstance(record, Diagnostic):
                     damaged += 1
                     line = record.line if record.line is not None else getattr(raw, "number", None)
-                    print(f"gym-contract: {args.rollouts}:{line}: {record.code}: {record.message}", file=sys.stderr)
+                    say(f"{args.rollouts}:{line}: {record.code}: {record.message}")
                     continue
                 result = collect(record, args.capture_dir)
                 projected += 1

@@ -8,15 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from gym_contract._cli_common import EXIT_FAILED, EXIT_OK, say, usage_error
 from gym_contract.capture import CAPTURE_SUFFIX, read_capture
 from gym_contract.lineage import FINGERPRINT_VERSION, RESOLVED, UNRESOLVED, CallLineage, Lineage, chain
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-
-
-def _fail(message: str) -> int:
-    print(f"gym-contract: {message}", file=sys.stderr)
-    return EXIT_USAGE
 
 
 def _count(number: int, noun: str) -> str:
@@ -124,17 +118,17 @@ def as_json(lineage: Lineage) -> dict[str, Any]:
 def _lineage(args: argparse.Namespace) -> int:
     path = Path(args.capture)
     if not path.name.endswith(CAPTURE_SUFFIX) or path.name == CAPTURE_SUFFIX:
-        return _fail(f"{args.capture}: expected a <rollout_id>{CAPTURE_SUFFIX} file")
+        return usage_error(f"{args.capture}: expected a <rollout_id>{CAPTURE_SUFFIX} file")
     try:
         capture = read_capture(path, path.name.removesuffix(CAPTURE_SUFFIX))
     except ValueError as error:
-        return _fail(f"{args.capture}: {error}")
+        return usage_error(f"{args.capture}: {error}")
     if not path.is_file():
-        return _fail(f"cannot open {args.capture}: no such file")
+        return usage_error(f"cannot open {args.capture}: no such file")
     if capture.unreadable is not None:
-        return _fail(f"cannot read {args.capture}: {capture.unreadable}")
+        return usage_error(f"cannot read {args.capture}: {capture.unreadable}")
     for damaged in capture.damaged_lines:
-        print(f"gym-contract: {args.capture}: {damaged}", file=sys.stderr)
+        say(f"{args.capture}: {damaged}")
     lineage = chain(capture.records)
     if args.format == "json":
         print(json.dumps(as_json(lineage), indent=2, ensure_ascii=False))

@@ -8,26 +8,22 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from gym_contract._cli_common import EXIT_FAILED, EXIT_OK, say, usage_error
 from gym_contract.producers.claude_code import read_run
 from gym_contract.validation import iter_diagnostics
 
-EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
-
-
-def _fail(message: str) -> int:
-    print(f"gym-contract: {message}", file=sys.stderr)
-    return EXIT_USAGE
+EXIT_INVALID = EXIT_FAILED
 
 
 def _observe_claude_code(args: argparse.Namespace) -> int:
     if not Path(args.config_dir).is_dir():
-        return _fail(f"cannot read {args.config_dir}: not a directory")
+        return usage_error(f"cannot read {args.config_dir}: not a directory")
     stream: Any = None
     if args.stream is not None:
         try:
             stream = (sys.stdin.buffer if args.stream == "-" else open(args.stream, "rb")).read().splitlines()  # noqa: SIM115
         except OSError as error:
-            return _fail(f"cannot read {args.stream}: {error.strerror}")
+            return usage_error(f"cannot read {args.stream}: {error.strerror}")
     run = read_run(
         args.config_dir,
         stream,
@@ -46,7 +42,7 @@ def _observe_claude_code(args: argparse.Namespace) -> int:
         if diagnostic.severity == "error"
     ]
     for key, diagnostic in problems:
-        print(f"gym-contract: {key}{diagnostic.path}: {diagnostic.code}: {diagnostic.message}", file=sys.stderr)
+        say(f"{key}{diagnostic.path}: {diagnostic.code}: {diagnostic.message}")
     print(json.dumps(document, indent=2, ensure_ascii=False))
     return EXIT_INVALID if problems else EXIT_OK
 

@@ -10,11 +10,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from gym_contract._cli_common import EXIT_OK, EXIT_USAGE, say
 from gym_contract.models import AgentOutcome
 from gym_contract.outcome import Policy, classify_claude_code, classify_opencode, decide
-
-EXIT_OK = 0
-EXIT_USAGE = 2
 
 
 class _BadInputError(Exception):
@@ -127,7 +125,7 @@ def _print(run: Any, to_json: Any) -> int:
     try:
         result = run()
     except _BadInputError as error:
-        print(f"gym-contract: {error}", file=sys.stderr)
+        say(str(error))
         return EXIT_USAGE
     print(json.dumps(to_json(result), indent=2, ensure_ascii=False))
     return EXIT_OK

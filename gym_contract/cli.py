@@ -10,13 +10,10 @@ import sys
 from collections.abc import Sequence
 
 from gym_contract import __version__, schemas
+from gym_contract._cli_common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, say
 from gym_contract._render import progress_bar, render_json, render_text
 from gym_contract.checking import DEFAULT_MAX_LINE_BYTES, InputUnreadable, check_files
 from gym_contract.validation import KINDS
-
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
 
 # Modules that add a command: each has `register(commands)`, given the subparsers of `gym-contract`,
 # and sets `handler` on its parser to a function of the parsed arguments returning the exit status.
@@ -41,7 +38,7 @@ def _validate(args: argparse.Namespace) -> int:
                 progress=progress,  # type: ignore[arg-type]
             )
     except InputUnreadable as error:
-        print(f"gym-contract: {error}", file=sys.stderr)
+        say(str(error))
         return EXIT_USAGE
     if args.format == "json":
         render_json(report, args.fail_on, sys.stdout)
@@ -78,7 +75,7 @@ def _schema_show(args: argparse.Namespace) -> int:
         else:
             print(json.dumps(schemas.get(args.name), indent=2, ensure_ascii=False))
     except schemas.UnknownSchemaError as error:
-        print(f"gym-contract: {error}", file=sys.stderr)
+        say(str(error))
         return EXIT_USAGE
     return EXIT_OK
 

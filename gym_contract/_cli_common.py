@@ -1,0 +1,22 @@
+"""What every `gym-contract` command shares: exit statuses and one-line messages on stderr."""
+
+from __future__ import annotations
+
+import sys
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+"""Something in the input reached the failure threshold."""
+EXIT_USAGE = 2
+"""The arguments were wrong, or an input could not be read at all."""
+
+
+def say(message: str) -> None:
+    """One line on stderr, prefixed with the program's name, as every command reports problems."""
+    print(f"gym-contract: {message}", file=sys.stderr)
+
+
+def usage_error(message: str) -> int:
+    """Report ``message`` and return the usage-error exit status."""
+    say(message)
+    return EXIT_USAGE
