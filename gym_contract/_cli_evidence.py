@@ -13,6 +13,7 @@ import orjson
 from gym_contract import _io
 from gym_contract._cli_common import EXIT_FAILED, EXIT_OK, say, usage_error
 from gym_contract._render import progress_bar
+from gym_contract._vocabulary import CAPTURE, OBSERVATIONS, TRAJECTORY
 from gym_contract.capture import read_capture
 from gym_contract.collection import collect
 from gym_contract.diagnostics import Diagnostic
@@ -56,7 +57,7 @@ def _project(args: argparse.Namespace) -> int:
                     continue
                 result = collect(record, args.capture_dir)
                 projected += 1
-                trajectory = result.get("ng_trajectory")
+                trajectory = result.get(TRAJECTORY)
                 for gap in (trajectory or {}).get("gaps", []) + _failure_gaps(result):
                     gaps[gap["code"]] += 1
                     if gap["code"] == "trajectory_projection_failed":
@@ -79,10 +80,10 @@ def _project(args: argparse.Namespace) -> int:
 
 def _failure_gaps(result: dict[str, Any]) -> list[dict[str, Any]]:
     """A failed projection leaves its gap in the capture or the observations, not in a trajectory."""
-    if "ng_trajectory" in result:
+    if TRAJECTORY in result:
         return []
     found = []
-    for key in ("ng_model_call_capture", "ng_agent_observations"):
+    for key in (CAPTURE, OBSERVATIONS):
         holder = result.get(key)
         if isinstance(holder, dict):
             found += [g for g in holder.get("gaps", []) if g.get("code") == "trajectory_projection_failed"]

@@ -16,6 +16,7 @@ from functools import cache
 from typing import Any, Literal
 
 from gym_contract import schemas
+from gym_contract._vocabulary import TOKEN_FIELDS, token_count
 
 Verdict = Literal["V", "O", "X"]
 CRITERIA: tuple[str, ...] = ("C1", "C2", "C3", "C4", "C5", "C6", "C7")
@@ -28,7 +29,6 @@ EXTRA_TOKENS_BY_DIALECT: dict[str, tuple[str, ...]] = {
     "messages": ("cached_tokens",),
 }
 ALWAYS_EXPECTED_TOKENS = ("prompt_tokens", "completion_tokens", "total_tokens")
-TOKEN_FIELDS = ("prompt_tokens", "completion_tokens", "reasoning_tokens", "total_tokens", "cached_tokens")
 METADATA_FIELDS = ("dialect", "model", "status_code")
 TURN_KNOWN_FIELDS = ("task_id", "rollout_id", "turn_no", "timestamp", "step_count", "resolved")
 TURN_PAYLOAD_KEYS = ("question", "answer", "reasoning_content")
@@ -124,7 +124,7 @@ def known(value: Any) -> bool:
 
 
 def is_count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    return token_count(value) is not None
 
 
 _TIME_TYPES = frozenset((int, float))

@@ -17,6 +17,7 @@ import jsonschema_rs
 import msgspec
 
 from gym_contract import schemas
+from gym_contract._vocabulary import ROLLOUT_ATTACHMENTS, SCHEMA_OF_KIND
 
 _STRUCTURAL = ("type", "$ref", "anyOf", "oneOf", "allOf", "enum", "const", "properties", "items", "not", "if")
 
@@ -89,20 +90,6 @@ def _builder() -> _SkeletonBuilder:
     return _SkeletonBuilder()
 
 
-# kind -> schema name, as in validation._KIND_SPECS
-_SCHEMA_OF_KIND = {
-    "bundle": "agent_observations",
-    "trajectory": "trajectory",
-    "model_call_capture": "model_call_capture",
-    "capture_exchange": "capture_exchange",
-    "agent_outcome": "agent_outcome",
-}
-ROLLOUT_ATTACHMENTS = {
-    "ng_agent_observations": "bundle",
-    "ng_model_call_capture": "model_call_capture",
-    "ng_trajectory": "trajectory",
-    "ng_agent_outcome": "agent_outcome",
-}
 # Rollout keys the rules or the kind detection read.
 _ROLLOUT_MARKERS = ("_ng_rollout_id", "_ng_task_index", "_ng_rollout_index")
 
@@ -110,7 +97,7 @@ _ROLLOUT_MARKERS = ("_ng_rollout_id", "_ng_task_index", "_ng_rollout_index")
 @cache
 def skeleton_decoder(kind: str) -> msgspec.json.Decoder[Any]:
     """A decoder of one record of ``kind`` (not `rollout`) into its skeleton."""
-    return msgspec.json.Decoder(_builder().for_uri(schemas.schema_id(_SCHEMA_OF_KIND[kind])))
+    return msgspec.json.Decoder(_builder().for_uri(schemas.schema_id(SCHEMA_OF_KIND[kind])))
 
 
 _TOP_LEVEL = msgspec.json.Decoder(dict[str, msgspec.Raw])
@@ -122,7 +109,7 @@ def structural_validator(kind: str) -> Any:
     """A compiled jsonschema_rs validator over the same bundled schemas (no network)."""
     documents = [(schemas.schema_id(n), schemas.get(n)) for n in schemas.names() if "#" not in schemas.schema_id(n)]
     registry = jsonschema_rs.Registry(documents)
-    return jsonschema_rs.validator_for({"$ref": schemas.schema_id(_SCHEMA_OF_KIND[kind])}, registry=registry)
+    return jsonschema_rs.validator_for({"$ref": schemas.schema_id(SCHEMA_OF_KIND[kind])}, registry=registry)
 
 
 def _raw_to_none(value: Any) -> Any:

@@ -7,7 +7,6 @@ from typing import Any
 
 from gym_contract._outcome_base import MODEL_CONTEXT_LIMIT, TRANSIENT_KINDS
 from gym_contract._rules import (
-    METRIC_TOKEN_FIELDS,
     Context,
     Path,
     _dicts,
@@ -24,6 +23,7 @@ from gym_contract._rules import (
     token_rules,
     tool_rules,
 )
+from gym_contract._vocabulary import CAPTURED_TOKEN_FIELDS
 from gym_contract.diagnostics import Diagnostic
 
 
@@ -152,7 +152,7 @@ def capture_rules(capture: dict[str, Any], ctx: Context) -> Iterator[Diagnostic]
         yield from model_call_record_rules(("calls", index), call, ctx)
     metrics = capture.get("metrics")
     if isinstance(metrics, dict):
-        for field in METRIC_TOKEN_FIELDS:
+        for field in CAPTURED_TOKEN_FIELDS:
             known = sum(1 for _, call in calls if isinstance(call.get(field), int))
             if 0 < known < len(calls) and metrics.get(field) is not None:
                 yield Diagnostic.of(

@@ -13,8 +13,6 @@ from gym_contract.diagnostics import Diagnostic, Severity
 ROLLOUT_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 EARLIEST_PLAUSIBLE = 946_684_800.0  # 2000-01-01T00:00:00Z
 FUTURE_TOLERANCE_S = 86_400.0
-TOKEN_FIELDS = ("prompt_tokens", "completion_tokens", "reasoning_tokens", "total_tokens", "cached_tokens")
-METRIC_TOKEN_FIELDS = ("tokens_in", "tokens_out", "tokens_reasoning", "tokens_total", "cached_tokens")
 
 Rule = Callable[[dict[str, Any], "Context"], Iterator[Diagnostic]]
 

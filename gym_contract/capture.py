@@ -16,7 +16,7 @@ import orjson
 from pydantic import ValidationError
 
 from gym_contract._io import DEFAULT_MAX_LINE_BYTES, InputUnreadable, iter_lines, open_source, parse_record
-from gym_contract._rules import METRIC_TOKEN_FIELDS
+from gym_contract._vocabulary import CAPTURED_TOKEN_FIELDS, token_count
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.models import CaptureMetrics, ModelCallRecord, ObservationGap
 
@@ -48,9 +48,7 @@ _UNREADABLE = "model_call_capture_unreadable"
 # --- reading values of unknown shape: anything unexpected reads as "unknown" -------------------------
 
 
-def _count(value: object) -> int | None:
-    # `type(...) is int`, not isinstance: True is an int to Python but not a token count.
-    return value if type(value) is int and value >= 0 else None
+_count = token_count
 
 
 def _first_count(*values: object) -> int | None:
@@ -365,7 +363,7 @@ def aggregate_metrics(records: Iterable[ModelCallRecord]) -> CaptureMetrics:
     """Sums over the calls of the values that are known; a sum is null only when no call knows it."""
     records = tuple(records)
     sums: dict[str, Any] = {}
-    for field in METRIC_TOKEN_FIELDS:
+    for field in CAPTURED_TOKEN_FIELDS:
         known = [value for record in records if (value := getattr(record, field)) is not None]
         sums[field] = sum(known) if known else None
     latencies = [record.latency_total_ms for record in records if record.latency_total_ms is not None]
@@ -378,7 +376,7 @@ def metrics_diagnostics(records: Iterable[ModelCallRecord]) -> list[Diagnostic]:
     """`metrics_partial_sum` warnings: a token field known for some calls and null for others."""
     records = tuple(records)
     found: list[Diagnostic] = []
-    for field in METRIC_TOKEN_FIELDS:
+    for field in CAPTURED_TOKEN_FIELDS:
         known = [value for record in records if (value := getattr(record, field)) is not None]
         if 0 < len(known) < len(records):
             message = f"{field} {sum(known)} sums {len(known)} of {len(records)} calls; the rest are unknown"

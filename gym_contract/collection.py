@@ -6,10 +6,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from gym_contract._vocabulary import CAPTURE, OBSERVATIONS, TRAJECTORY
 from gym_contract.capture import Capture, capture_attachment, read_capture
 from gym_contract.join import join
 from gym_contract.models import AgentObservationBundle
-from gym_contract.projection import CAPTURE, OBSERVATIONS, TRAJECTORY, attach_trajectory
+from gym_contract.projection import attach_trajectory
 from gym_contract.rollout_ids import rollout_id_from_run_body
 
 __all__ = ["collect", "merge_capture"]

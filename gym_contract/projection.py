@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from gym_contract._vocabulary import CAPTURE, CAPTURED_TOKEN_FIELDS, OBSERVATIONS, TRAJECTORY, token_count
 from gym_contract.capture import PAYLOAD_KEYS
 from gym_contract.join import dedupe_gaps
 from gym_contract.models import (
@@ -31,7 +32,6 @@ from gym_contract.rollout_ids import rollout_id_from_run_body
 
 __all__ = ["attach_trajectory", "build_trajectory", "project", "trajectory_identity"]
 
-CAPTURE, OBSERVATIONS, TRAJECTORY = "ng_model_call_capture", "ng_agent_observations", "ng_trajectory"
 _METADATA_FIELDS = (
     "response_id",
     "model_ref",
@@ -43,13 +43,6 @@ _METADATA_FIELDS = (
     "error_category",
     "latency_ttft_ms",
 )
-_TOKEN_FIELDS = {
-    "tokens_in": "prompt_tokens",
-    "tokens_out": "completion_tokens",
-    "tokens_reasoning": "reasoning_tokens",
-    "tokens_total": "total_tokens",
-    "cached_tokens": "cached_tokens",
-}
 
 
 def trajectory_identity(row: Mapping[str, Any]) -> tuple[str, str]:
@@ -62,10 +55,6 @@ def trajectory_identity(row: Mapping[str, Any]) -> tuple[str, str]:
 
 def _gap(code: str, invocation_id: str | None = None, detail: str | None = None) -> ObservationGap:
     return ObservationGap(code=code, invocation_id=invocation_id, detail=detail)
-
-
-def _is_count(value: Any) -> bool:
-    return value.__class__ is int and value >= 0
 
 
 def _projected_call(call: Mapping[str, Any]) -> dict[str, Any]:
@@ -82,7 +71,9 @@ def _projected_call(call: Mapping[str, Any]) -> dict[str, Any]:
         "request": call["request"] if call.get("request") is not None else call.get("request_raw"),
         "response": response if response is not None else call.get("response_raw"),
         "response_metadata": metadata,
-        "token_stats": {name: call[key] for key, name in _TOKEN_FIELDS.items() if _is_count(call.get(key))},
+        "token_stats": {
+            name: call[key] for key, name in CAPTURED_TOKEN_FIELDS.items() if token_count(call.get(key)) is not None
+        },
     }
 
 

@@ -6,20 +6,20 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from gym_contract._vocabulary import (
+    CAPTURE,
+    CAPTURED_TOKEN_FIELDS,
+    OBSERVATIONS,
+    ROLLOUT_ATTACHMENTS,
+    TOKEN_FIELDS,
+    TRAJECTORY,
+    token_count,
+)
 from gym_contract.coverage import NO_OBSERVATIONS, CoverageMatrix, rollout_coverage
 from gym_contract.diagnostics import SEVERITIES, Diagnostic, Severity, docs_url
 
 __all__ = ["Report", "TokenTally"]
 
-TOKEN_FIELDS = ("prompt_tokens", "completion_tokens", "reasoning_tokens", "total_tokens", "cached_tokens")
-# Capture-record field -> trajectory token field, so both kinds of record add up in one table.
-CAPTURE_TOKEN_FIELDS = {
-    "tokens_in": "prompt_tokens",
-    "tokens_out": "completion_tokens",
-    "tokens_reasoning": "reasoning_tokens",
-    "tokens_total": "total_tokens",
-    "cached_tokens": "cached_tokens",
-}
 _RANK = {severity: rank for rank, severity in enumerate(reversed(SEVERITIES))}
 
 
@@ -31,8 +31,9 @@ class TokenTally:
     unknown: int = 0
 
     def add(self, value: Any) -> None:
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-            self.known += value
+        count = token_count(value)
+        if count is not None:
+            self.known += count
         else:
             self.unknown += 1
 
@@ -91,11 +92,12 @@ class Report:
     def _tally_evidence(self, kind: str | None, record: dict[str, Any]) -> None:
         """Gaps and token counts, each counted once per rollout: the trajectory already holds the rest."""
         if kind == "rollout":
-            trajectory = record.get("ng_trajectory")
+            trajectory = record.get(TRAJECTORY)
             if isinstance(trajectory, dict):
                 self._tally_evidence("trajectory", trajectory)
                 return
-            for key, part in (("ng_agent_observations", "bundle"), ("ng_model_call_capture", "model_call_capture")):
+            for key in (OBSERVATIONS, CAPTURE):
+                part = ROLLOUT_ATTACHMENTS[key]
                 if isinstance(record.get(key), dict):
                     self._tally_evidence(part, record[key])
             return
@@ -111,7 +113,7 @@ class Report:
         elif kind == "model_call_capture":
             for call in _objects(record.get("calls")):
                 self.model_calls += 1
-                for source_name, name in CAPTURE_TOKEN_FIELDS.items():
+                for source_name, name in CAPTURED_TOKEN_FIELDS.items():
                     self.tokens[name].add(call.get(source_name))
 
     def merge(self, other: Report) -> None:

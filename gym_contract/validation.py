@@ -13,27 +13,20 @@ from gym_contract import _fastpath, schemas
 from gym_contract._io import parse_record
 from gym_contract._record_rules import bundle_rules, capture_rules, exchange_rules, outcome_rules, trajectory_rules
 from gym_contract._rules import Context, pointer, rollout_id_rule
+from gym_contract._vocabulary import ROLLOUT_ATTACHMENTS, SCHEMA_OF_KIND
 from gym_contract.diagnostics import ContractError, Diagnostic
 
 __all__ = ["KINDS", "ROLLOUT_ATTACHMENTS", "detect_kind", "is_valid", "iter_diagnostics", "validate"]
 
-# kind -> (schema name, semantic rules, container name the rules use in messages)
-_KIND_SPECS: dict[str, tuple[str, Callable[[dict[str, Any], Context], Iterator[Diagnostic]] | None, str]] = {
-    "bundle": ("agent_observations", bundle_rules, "bundle"),
-    "trajectory": ("trajectory", trajectory_rules, "trajectory"),
-    "model_call_capture": ("model_call_capture", capture_rules, "capture"),
-    "capture_exchange": ("capture_exchange", exchange_rules, "capture"),
-    "agent_outcome": ("agent_outcome", outcome_rules, "outcome"),
+# kind -> (semantic rules, container name the rules use in messages); the schema is SCHEMA_OF_KIND's
+_KIND_SPECS: dict[str, tuple[Callable[[dict[str, Any], Context], Iterator[Diagnostic]] | None, str]] = {
+    "bundle": (bundle_rules, "bundle"),
+    "trajectory": (trajectory_rules, "trajectory"),
+    "model_call_capture": (capture_rules, "capture"),
+    "capture_exchange": (exchange_rules, "capture"),
+    "agent_outcome": (outcome_rules, "outcome"),
 }
 KINDS: tuple[str, ...] = (*_KIND_SPECS, "rollout")
-
-# Attachment key of a rollout record -> kind of its value.
-ROLLOUT_ATTACHMENTS = {
-    "ng_agent_observations": "bundle",
-    "ng_model_call_capture": "model_call_capture",
-    "ng_trajectory": "trajectory",
-    "ng_agent_outcome": "agent_outcome",
-}
 _ROLLOUT_MARKERS = (
     *ROLLOUT_ATTACHMENTS,
     "_ng_rollout_id",
@@ -88,7 +81,7 @@ def iter_diagnostics(obj: Any, kind: str | None = None, *, now: float | None = N
 
 
 def _record_diagnostics(obj: dict[str, Any], kind: str, now: float) -> Iterator[Diagnostic]:
-    schema_name = _KIND_SPECS[kind][0]
+    schema_name = SCHEMA_OF_KIND[kind]
     schema_id = schemas.schema_id(schema_name)
     for error in schemas.validator(schema_name).iter_errors(obj):
         yield _schema_diagnostic(error, schema_id, kind)
@@ -96,7 +89,7 @@ def _record_diagnostics(obj: dict[str, Any], kind: str, now: float) -> Iterator[
 
 
 def _rule_diagnostics(obj: dict[str, Any], kind: str, now: float) -> Iterator[Diagnostic]:
-    _, rules, container = _KIND_SPECS[kind]
+    rules, container = _KIND_SPECS[kind]
     if rules is not None:
         for diagnostic in rules(obj, Context(now, container)):
             yield diagnostic.at(kind=kind)
