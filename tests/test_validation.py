@@ -289,7 +289,8 @@ def test_a_cycle_is_reported_once_whatever_its_length():
     }
     cycles = [d for d in iter_diagnostics(bundle, now=NOW) if d.code == "invocation_parent_cycle"]
     assert len(cycles) == 1
-    assert "a → c → b → a" in cycles[0].message or "→" in cycles[0].message
+    assert cycles[0].message == "parent links form a cycle: a → c → b → a"
+    assert cycles[0].path == "/records/0/parent_invocation_id"
 
 
 def test_schema_violations_name_keyword_and_schema():
