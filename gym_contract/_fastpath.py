@@ -3,15 +3,16 @@
 The skeleton types are derived at run time from the same bundled JSON Schemas: a property whose
 schema constrains nothing (request and response bodies, tool outputs, turn questions and answers)
 is decoded as `msgspec.Raw` — its bytes are checked to be JSON but never turned into Python
-objects. Everything else is decoded as plain data and validated by `jsonschema_rs` against the
-full schema; the semantic rules then run on that skeleton. A record that fails any step is
+objects. Objects are decoded straight into plain dicts (typed dicts), so the skeleton is ready
+for `jsonschema_rs`, which checks it against the full schema without looking inside the opaque
+values, and for the semantic rules, which never read them. A record that fails any step is
 handed to the precise path, which explains the failure; so this path only ever has to accept.
 """
 
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import Any, TypedDict
 
 import jsonschema_rs
 import msgspec
@@ -70,12 +71,9 @@ class _SkeletonBuilder:
         if all(kind is Any for kind in fields.values()):
             return Any
         self._counter += 1
-        return msgspec.defstruct(
-            f"{schema.get('title', 'Object')}Skeleton{self._counter}",
-            [(name, kind | msgspec.UnsetType, msgspec.UNSET) for name, kind in fields.items()],
-            forbid_unknown_fields=schema.get("additionalProperties") is False,
-            omit_defaults=True,
-        )
+        # Every key optional and unknown keys skipped: the schema check decides what is required
+        # or allowed, and a skipped key shows up when the skeleton is re-encoded.
+        return TypedDict(f"{schema.get('title', 'Object')}Skeleton{self._counter}", fields, total=False)  # type: ignore[operator]
 
 
 def _union(branches: list[Any]) -> Any:
@@ -112,18 +110,12 @@ def structural_validator(kind: str) -> Any:
     return jsonschema_rs.validator_for({"$ref": schemas.schema_id(SCHEMA_OF_KIND[kind])}, registry=registry)
 
 
-def _raw_to_none(value: Any) -> Any:
-    if isinstance(value, msgspec.Raw):
-        return None  # opaque: its schema accepts any JSON value, and no rule reads it
-    raise TypeError(f"unexpected {type(value).__name__} in a skeleton")
-
-
 def _decode_exactly(decoder: msgspec.json.Decoder[Any], data: bytes) -> Any:
     """Decode, and prove that nothing was lost on the way: the skeleton re-encodes to the very same bytes.
 
-    Compact JSON with keys in schema order — what the reference writes — passes; a repeated key in
-    the contract's objects, extra whitespace or another key order does not, and is left to the
-    slower paths, which report duplicates and accept the rest.
+    Compact JSON with keys in schema order — what the reference writes — passes; a repeated key or
+    an unknown one in the contract's objects, extra whitespace or another key order does not, and
+    is left to the slower paths, which report duplicates and accept the rest.
     """
     decoded = decoder.decode(data)
     if _ENCODER.encode(decoded) != data:
@@ -132,26 +124,23 @@ def _decode_exactly(decoder: msgspec.json.Decoder[Any], data: bytes) -> Any:
 
 
 def skeleton(data: bytes, kind: str) -> dict[str, Any] | None:
-    """The record's structure as plain data with opaque values set to null, or None to take the slow path."""
+    """The record's structure as plain data with opaque values left as `msgspec.Raw`, or None to take the slow path."""
     try:
-        if kind == "rollout":
-            top = _decode_exactly(_TOP_LEVEL, data)
-            record: dict[str, Any] = {}
-            for key, raw in top.items():
-                attachment = ROLLOUT_ATTACHMENTS.get(key)
-                if attachment is not None and raw != b"null":
-                    # bytes, not a memoryview: comparing a memoryview with bytes goes item by item.
-                    decoded = _decode_exactly(skeleton_decoder(attachment), bytes(raw))
-                    record[key] = msgspec.to_builtins(decoded, enc_hook=_raw_to_none)
-                elif key in _ROLLOUT_MARKERS or attachment is not None:
-                    record[key] = msgspec.json.decode(raw)
-                else:
-                    record[key] = None  # outside the contract: never read
-            return record
-        result = msgspec.to_builtins(_decode_exactly(skeleton_decoder(kind), data), enc_hook=_raw_to_none)
+        if kind != "rollout":
+            record = _decode_exactly(skeleton_decoder(kind), data)
+            return record if isinstance(record, dict) else None
+        top: dict[str, Any] = _decode_exactly(_TOP_LEVEL, data)
+        for key, raw in top.items():
+            attachment = ROLLOUT_ATTACHMENTS.get(key)
+            if attachment is not None and raw != b"null":
+                # bytes, not a memoryview: comparing a memoryview with bytes goes item by item.
+                top[key] = _decode_exactly(skeleton_decoder(attachment), bytes(raw))
+            elif key in _ROLLOUT_MARKERS or attachment is not None:
+                top[key] = msgspec.json.decode(raw)
+            # any other key lies outside the contract: it stays raw and is never read
+        return top
     except (msgspec.DecodeError, msgspec.ValidationError, ValueError):
         return None
-    return result if isinstance(result, dict) else None
 
 
 def structurally_valid(record: dict[str, Any], kind: str) -> bool:

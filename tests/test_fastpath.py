@@ -7,6 +7,7 @@ import json
 import os
 from functools import cache
 
+import msgspec
 import orjson
 import pytest
 from hypothesis import given, settings
@@ -16,7 +17,8 @@ from hypothesis_jsonschema import from_schema
 from gym_contract import schemas
 from gym_contract._fastpath import skeleton
 from gym_contract.models import AgentObservationBundle, ModelCallCapture, TrajectoryRecord
-from gym_contract.validation import check_line
+from gym_contract.report import Report
+from gym_contract.validation import CheckedLine, check_line
 from tests.support import inline
 from tests.test_agreement import mutated
 
@@ -38,11 +40,21 @@ def _canonical(kind: str, instance: dict) -> bytes | None:
         return None
 
 
+def _summary(checked: CheckedLine) -> dict:
+    """What a report makes of one checked line: counts, gaps, tokens, coverage (timing left out)."""
+    report = Report()
+    report.add_record(checked.kind, checked.record, checked.diagnostics)
+    summary = report.to_dict()
+    del summary["seconds"], summary["mb_per_s"]
+    return summary
+
+
 def _agree(data: bytes, kind: str | None, hint: str | None = None) -> None:
     fast = check_line(data, kind, hint=hint, now=NOW, fast=True)
     precise = check_line(data, kind, hint=hint, now=NOW, fast=False)
     assert fast.kind == precise.kind
     assert fast.diagnostics == precise.diagnostics
+    assert _summary(fast) == _summary(precise)
 
 
 @pytest.mark.parametrize("kind", sorted(MODELS))
@@ -66,10 +78,13 @@ def test_canonical_lines_take_the_fast_path():
     canonical = TrajectoryRecord.model_validate(example).model_dump_json().encode()
     record = skeleton(canonical, "trajectory")
     assert record is not None
-    # Opaque payloads are never built: the skeleton holds null where they were.
-    assert record["model_calls"][0]["request"] is None
-    assert record["tool_calls"][0]["output"] is None
-    assert record["turns"][0]["question"] is None
+    # Opaque payloads are never built: the skeleton holds their bytes, exactly as they were written.
+    parsed = json.loads(canonical)
+    for where, key in ((("model_calls", 0), "request"), (("tool_calls", 0), "output"), (("turns", 0), "question")):
+        raw = record[where[0]][where[1]][key]
+        assert isinstance(raw, msgspec.Raw)
+        assert json.loads(bytes(raw)) == parsed[where[0]][where[1]][key]
+    assert record["model_calls"][0]["model_call_id"] == parsed["model_calls"][0]["model_call_id"]
 
 
 def test_a_duplicate_key_never_takes_the_fast_path():
@@ -89,6 +104,5 @@ def test_a_rollout_line_with_attachments():
     for attachment, expected in ((trajectory, []), (broken, ["turn_identity_mismatch"])):
         line = orjson.dumps({"_ng_task_index": 7, "reward": 1.0, "response": {"id": "r"}, "ng_trajectory": attachment})
         assert skeleton(line, "rollout") is not None
-        fast = check_line(line, hint="rollout", now=NOW)
-        assert [d.code for d in fast.diagnostics] == expected
-        assert fast.diagnostics == check_line(line, hint="rollout", now=NOW, fast=False).diagnostics
+        assert [d.code for d in check_line(line, hint="rollout", now=NOW).diagnostics] == expected
+        _agree(line, None, hint="rollout")

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from gym_contract import schemas
+from gym_contract.checking import check_files
 
 orjson = pytest.importorskip("orjson", reason="tools/make_corpus.py writes with orjson")
 
@@ -295,3 +296,8 @@ def test_written_records_are_canonical_and_take_the_fast_path(tmp_path):
     assert make_corpus.main([str(out), "--records", "3", "--seed", "4", "--record-kb", "30"]) == 0
     for line in out.read_bytes().splitlines():
         assert skeleton(line, "rollout") is not None
+    fast, precise = (check_files([str(out)], now=1_790_000_000.0, fast=fast) for fast in (True, False))
+    timing = ("seconds", "mb_per_s")
+    assert {k: v for k, v in fast.to_dict().items() if k not in timing} == {
+        k: v for k, v in precise.to_dict().items() if k not in timing
+    }
