@@ -163,13 +163,14 @@ def capture_rules(capture: dict[str, Any], ctx: Context) -> Iterator[Diagnostic]
     yield from gap_rules(capture.get("gaps"), ("gaps",))
 
 
-def model_call_record_rules(path: Path, call: dict[str, Any], ctx: Context) -> Iterator[Diagnostic]:
+def model_call_record_rules(path: Path, call: dict[str, Any], ctx: Context) -> list[Diagnostic]:
+    """One captured call: plausible timestamps and token arithmetic (a list: it runs for every call)."""
+    found: list[Diagnostic] = []
     for field in ("started_at", "completed_at"):
         if not plausible(_number(call.get(field)), ctx):
-            yield from timestamp_rule((*path, field), call.get(field), ctx)
-    yield from token_rules(
-        path, call.get("tokens_in"), call.get("tokens_out"), call.get("tokens_total"), call.get("cached_tokens")
-    )
+            found.extend(timestamp_rule((*path, field), call.get(field), ctx))
+    tokens = call.get("tokens_in"), call.get("tokens_out"), call.get("tokens_total"), call.get("cached_tokens")
+    return found + token_rules(path, *tokens)
 
 
 def exchange_rules(exchange: dict[str, Any], ctx: Context) -> Iterator[Diagnostic]:

@@ -35,12 +35,11 @@ def pointer(*parts: object) -> str:
     return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in parts)
 
 
-def _dicts(value: Any) -> Iterator[tuple[int, dict[str, Any]]]:
+def _dicts(value: Any) -> list[tuple[int, dict[str, Any]]]:
     """The objects of a list, with their positions; anything else is the schema's business."""
-    if isinstance(value, list):
-        for index, item in enumerate(value):
-            if isinstance(item, dict):
-                yield index, item
+    if value.__class__ is not list:
+        return []
+    return [(index, item) for index, item in enumerate(value) if item.__class__ is dict]
 
 
 def repeated(seen: dict[Any, Any], key: Any, where: Any) -> Any | None:
@@ -81,6 +80,7 @@ def invocation_rules(invocations: list[tuple[Path, dict[str, Any]]], ctx: Contex
                 pointer(*path, "invocation_id"),
             )
     reported_cycles: set[frozenset[str]] = set()
+    calls_of_parent: dict[str, set[str]] = {}  # a parent's conversation is read once, whatever its children
     for invocation_id, (path, invocation) in by_id.items():
         parent = invocation.get("parent_invocation_id")
         if not isinstance(parent, str):
@@ -101,7 +101,11 @@ def invocation_rules(invocations: list[tuple[Path, dict[str, Any]]], ctx: Contex
                     pointer(*path, "parent_invocation_id"),
                 )
             spawned_by = invocation.get("spawned_by_tool_call_id")
-            if isinstance(spawned_by, str) and spawned_by not in _function_call_ids(by_id[parent][1]):
+            if spawned_by.__class__ is not str:
+                continue
+            if parent not in calls_of_parent:
+                calls_of_parent[parent] = _function_call_ids(by_id[parent][1])
+            if spawned_by not in calls_of_parent[parent]:
                 yield Diagnostic.of(
                     "spawned_by_tool_call_missing",
                     f"no function_call with call_id {spawned_by!r} in the conversation of parent {parent!r}",
@@ -122,10 +126,13 @@ def _cycle_from(start: str, by_id: dict[str, tuple[Path, dict[str, Any]]]) -> li
 
 
 def _function_call_ids(invocation: dict[str, Any]) -> set[str]:
+    conversation = invocation.get("conversation")
+    if conversation.__class__ is not list:
+        return set()
     return {
-        item["call_id"]
-        for _, item in _dicts(invocation.get("conversation"))
-        if item.get("type") == "function_call" and isinstance(item.get("call_id"), str)
+        item.get("call_id")
+        for item in conversation
+        if item.__class__ is dict and item.get("type") == "function_call" and item.get("call_id").__class__ is str
     }
 
 
@@ -150,25 +157,32 @@ def tool_rules(tools: list[tuple[Path, dict[str, Any]]], ctx: Context) -> Iterat
         yield from interval_rules(path, tool, ctx)
 
 
-def interval_rules(path: Path, item: dict[str, Any], ctx: Context) -> Iterator[Diagnostic]:
-    """Plausible timestamps, and a duration that agrees with them."""
+def interval_rules(path: Path, item: dict[str, Any], ctx: Context) -> list[Diagnostic]:
+    """Plausible timestamps, and a duration that agrees with them.
+
+    A list, not a generator: it runs for every timed item, and almost always finds nothing.
+    """
     started, completed = _number(item.get("started_at")), _number(item.get("completed_at"))
+    found: list[Diagnostic] = []
     if not plausible(started, ctx):
-        yield from timestamp_rule((*path, "started_at"), started, ctx)
+        found.extend(timestamp_rule((*path, "started_at"), started, ctx))
     if not plausible(completed, ctx):
-        yield from timestamp_rule((*path, "completed_at"), completed, ctx)
+        found.extend(timestamp_rule((*path, "completed_at"), completed, ctx))
     duration = _number(item.get("duration_ms"))
     if started is None or completed is None or duration is None:
-        return
-    if not (math.isfinite(started) and math.isfinite(completed) and math.isfinite(duration)):
-        return
+        return found
     measured = (completed - started) * 1000.0
-    if abs(duration - measured) > 1.0 + 0.01 * abs(measured):
-        yield Diagnostic.of(
-            "duration_mismatch",
-            f"duration_ms {duration:g} but completed_at − started_at is {measured:.3f} ms",
-            pointer(*path, "duration_ms"),
+    # Only finite values are compared; the others are the timestamp rule's business.
+    finite = math.isfinite(started) and math.isfinite(completed) and math.isfinite(duration)
+    if finite and abs(duration - measured) > 1.0 + 0.01 * abs(measured):
+        found.append(
+            Diagnostic.of(
+                "duration_mismatch",
+                f"duration_ms {duration:g} but completed_at − started_at is {measured:.3f} ms",
+                pointer(*path, "duration_ms"),
+            )
         )
+    return found
 
 
 def plausible(stamp: float | None, ctx: Context) -> bool:
@@ -190,16 +204,19 @@ def timestamp_rule(path: Path, value: Any, ctx: Context) -> Iterator[Diagnostic]
         yield Diagnostic.of("timestamp_implausible", f"{stamp:g} is more than a day in the future", where)
 
 
-def reference_rule(path: Path, invocation_id: Any, known: set[str], what: str, ctx: Context) -> Iterator[Diagnostic]:
+def reference_rule(path: Path, invocation_id: Any, known: set[str], what: str, ctx: Context) -> list[Diagnostic]:
     """A record of ``path`` that names an invocation must find it (a warning only in partial bundles)."""
-    if invocation_id.__class__ is str and invocation_id not in known:
-        severity: Severity = "error" if ctx.container == "trajectory" else "warning"
-        yield Diagnostic.of(
+    if invocation_id.__class__ is not str or invocation_id in known:
+        return []
+    severity: Severity = "error" if ctx.container == "trajectory" else "warning"
+    return [
+        Diagnostic.of(
             "invocation_reference_missing",
             f"{what} names invocation {invocation_id!r}, which is not in this {ctx.container}",
             pointer(*path, "invocation_id"),
             severity=severity,
         )
+    ]
 
 
 def gap_rules(gaps: Any, base: Path) -> Iterator[Diagnostic]:
@@ -211,16 +228,23 @@ def gap_rules(gaps: Any, base: Path) -> Iterator[Diagnostic]:
             yield Diagnostic.of("gap_code_unknown", message, pointer(*base, index, "code"))
 
 
-def token_rules(path: Path, prompt: Any, completion: Any, total: Any, cached: Any) -> Iterator[Diagnostic]:
-    prompt, completion, total, cached = map(_count, (prompt, completion, total, cached))
+def token_rules(path: Path, prompt: Any, completion: Any, total: Any, cached: Any) -> list[Diagnostic]:
+    """Token arithmetic of one call: the total adds up, the cache is part of the prompt."""
+    prompt, completion, total, cached = _count(prompt), _count(completion), _count(total), _count(cached)
+    found: list[Diagnostic] = []
     if total is not None and prompt is not None and completion is not None and total != prompt + completion:
-        yield Diagnostic.of(
-            "token_total_mismatch",
-            f"total {total} ≠ prompt {prompt} + completion {completion} = {prompt + completion}",
-            pointer(*path),
+        found.append(
+            Diagnostic.of(
+                "token_total_mismatch",
+                f"total {total} ≠ prompt {prompt} + completion {completion} = {prompt + completion}",
+                pointer(*path),
+            )
         )
     if cached is not None and prompt is not None and cached > prompt:
-        yield Diagnostic.of("cached_tokens_exceed_prompt", f"cached {cached} > prompt {prompt}", pointer(*path))
+        found.append(
+            Diagnostic.of("cached_tokens_exceed_prompt", f"cached {cached} > prompt {prompt}", pointer(*path))
+        )
+    return found
 
 
 def rollout_id_rule(path: str, value: Any) -> Iterator[Diagnostic]:

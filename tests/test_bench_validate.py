@@ -22,6 +22,7 @@ def test_the_benchmark_reports_every_ratio():
     figures = json.loads(result.stdout[result.stdout.index("{") :])
     assert set(figures["ratios"]) == {
         "vs orjson + jsonschema_rs",
+        "ceiling vs orjson + jsonschema_rs",
         "vs orjson + jsonschema",
         "vs pydantic",
         "jobs 2 vs jobs 1",

@@ -350,3 +350,29 @@ def test_warnings_do_not_make_a_record_invalid():
     record = edit("bundle", lambda b: b["gaps"].append({"code": "made_up_gap"}))
     assert is_valid(record, now=NOW)
     validate(record, now=NOW)
+
+
+def test_several_problems_of_one_item_come_in_field_order():
+    def break_call(call):
+        call.update(started_at=12.0, completed_at=1_786_000_000_000.0, tokens_total=100)
+        call.update(cached_tokens=call["tokens_in"] + 1)
+
+    capture = edit("model_call_capture", lambda c: break_call(c["calls"][0]))
+    found = [(d.code, d.path) for d in iter_diagnostics(capture, "model_call_capture", now=NOW)]
+    assert found[:4] == [
+        ("timestamp_implausible", "/calls/0/started_at"),
+        ("timestamp_implausible", "/calls/0/completed_at"),
+        ("token_total_mismatch", "/calls/0"),
+        ("cached_tokens_exceed_prompt", "/calls/0"),
+    ]
+
+    def break_tool(tool):
+        tool.update(started_at=12.0, completed_at=13.0, duration_ms=5.0)
+
+    bundle = edit("bundle", lambda b: break_tool(b["records"][2]))
+    found = [(d.code, d.path) for d in iter_diagnostics(bundle, "bundle", now=NOW)]
+    assert found == [
+        ("timestamp_implausible", "/records/2/started_at"),
+        ("timestamp_implausible", "/records/2/completed_at"),
+        ("duration_mismatch", "/records/2/duration_ms"),
+    ]
