@@ -241,9 +241,7 @@ def token_rules(path: Path, prompt: Any, completion: Any, total: Any, cached: An
             )
         )
     if cached is not None and prompt is not None and cached > prompt:
-        found.append(
-            Diagnostic.of("cached_tokens_exceed_prompt", f"cached {cached} > prompt {prompt}", pointer(*path))
-        )
+        found.append(Diagnostic.of("cached_tokens_exceed_prompt", f"cached {cached} > prompt {prompt}", pointer(*path)))
     return found
 
 
