@@ -11,6 +11,8 @@ handed to the precise path, which explains the failure; so this path only ever h
 
 from __future__ import annotations
 
+import types
+import typing
 from functools import cache
 from typing import Any, TypedDict
 
@@ -95,7 +97,50 @@ _ROLLOUT_MARKERS = ("_ng_rollout_id", "_ng_task_index", "_ng_rollout_index")
 @cache
 def skeleton_decoder(kind: str) -> msgspec.json.Decoder[Any]:
     """A decoder of one record of ``kind`` (not `rollout`) into its skeleton."""
-    return msgspec.json.Decoder(_builder().for_uri(schemas.schema_id(SCHEMA_OF_KIND[kind])))
+    return msgspec.json.Decoder(_skeleton_type(kind))
+
+
+@cache
+def _skeleton_type(kind: str) -> Any:
+    return _builder().for_uri(schemas.schema_id(SCHEMA_OF_KIND[kind]))
+
+
+@cache
+def _fields(skeleton_type: Any) -> dict[str, Any]:
+    return typing.get_type_hints(skeleton_type)
+
+
+def _step(skeleton_type: Any, segment: str | int) -> Any:
+    """The type of the value one segment further down, or `Any` where nothing more is known."""
+    members = typing.get_args(skeleton_type) if isinstance(skeleton_type, types.UnionType) else (skeleton_type,)
+    for member in members:
+        if isinstance(segment, int) and typing.get_origin(member) is list:
+            return typing.get_args(member)[0]
+        if isinstance(segment, str) and typing.is_typeddict(member):
+            return _fields(member).get(segment, Any)
+    return Any
+
+
+def opaque_at(kind: str | None, path: tuple[str | int, ...]) -> bool:
+    """Whether ``path`` lies inside a value the contract treats as opaque, which no path looks into.
+
+    Decided from the skeleton types themselves, so it is true exactly where the fast path keeps raw
+    bytes: payloads, and for a rollout every key outside the contract.
+    """
+    if kind is None or (kind not in SCHEMA_OF_KIND and kind != "rollout") or not path:
+        return False
+    if kind == "rollout":
+        head, *rest = path
+        attachment = ROLLOUT_ATTACHMENTS.get(head) if isinstance(head, str) else None
+        if attachment is None:
+            return head not in _ROLLOUT_MARKERS
+        return opaque_at(attachment, tuple(rest))
+    current = _skeleton_type(kind)
+    for segment in path:
+        if current is msgspec.Raw:
+            return True
+        current = _step(current, segment)
+    return current is msgspec.Raw
 
 
 _TOP_LEVEL = msgspec.json.Decoder(dict[str, msgspec.Raw])

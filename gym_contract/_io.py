@@ -397,27 +397,46 @@ def _duplicates(data: bytes) -> list[tuple[tuple[str | int, ...], str]]:
     return found
 
 
-def _duplicate_key(path: tuple[str | int, ...], key: str) -> Diagnostic:
+def duplicate_key(path: tuple[str | int, ...], key: str) -> Diagnostic:
     where = f"the object at {_pointer(path)}" if path else "the top-level object"
     message = f"key {key!r} appears more than once in {where}; parsers keep only one of the values"
     return Diagnostic.of("json_duplicate_key", message, _pointer(path))
 
 
-def parse_record(data: bytes) -> dict[str, Any] | Diagnostic:
-    """One JSONL record parsed, or the diagnostic that says why it is not one (without a line)."""
+Duplicates = list[tuple[tuple[str | int, ...], str]]
+"""Objects that repeat a key: each one's path and the first key it repeats."""
+
+
+def parse_with_duplicates(data: bytes) -> tuple[Any, Duplicates] | Diagnostic:
+    """One JSON value and every object in it that repeats a key, or why ``data`` is not JSON."""
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as error:
         return _decode_failure(data, error)[0]
+    return value, ([] if _proven_free_of_duplicates(value, data) else _duplicates(data))
+
+
+def not_an_object(value: Any) -> Diagnostic:
+    return Diagnostic.of("record_not_object", f"the record is a JSON {_json_type(value)}, not an object")
+
+
+def parse_record(data: bytes) -> dict[str, Any] | Diagnostic:
+    """One JSONL record parsed, or the diagnostic that says why it is not one (without a line)."""
+    parsed = parse_with_duplicates(data)
+    if isinstance(parsed, Diagnostic):
+        return parsed
+    value, repeated = parsed
     if type(value) is not dict:
-        return Diagnostic.of("record_not_object", f"the record is a JSON {_json_type(value)}, not an object")
-    if not _proven_free_of_duplicates(value, data) and (repeated := _duplicates(data)):
-        return _duplicate_key(*repeated[0])
-    return value
+        return not_an_object(value)
+    return duplicate_key(*repeated[0]) if repeated else value
+
+
+IgnoreDuplicate = Callable[[dict[str, Any], tuple[str | int, ...]], bool]
+"""Told a record and the path of an object in it that repeats a key: whether that does not count."""
 
 
 def read_json_document(
-    source: Source, max_bytes: int, *, stats: ReadStats | None = None
+    source: Source, max_bytes: int, *, stats: ReadStats | None = None, ignore: IgnoreDuplicate | None = None
 ) -> Iterator[tuple[int | None, dict[str, Any] | Diagnostic]]:
     """The records of one JSON document: an object is one record, an array gives one per element."""
     stats = stats if stats is not None else ReadStats()
@@ -449,7 +468,8 @@ def read_json_document(
         return
     repeated = [] if _proven_free_of_duplicates(value, data) else _duplicates(data)
     if isinstance(value, dict):
-        yield None, (_duplicate_key(*repeated[0]) if repeated else value)
+        counted = [(path, key) for path, key in repeated if ignore is None or not ignore(value, path)]
+        yield None, (duplicate_key(*counted[0]) if counted else value)
         return
     if not isinstance(value, list):
         message = f"the document is a JSON {_json_type(value)}, not an object or an array of objects"
@@ -458,10 +478,12 @@ def read_json_document(
     # In an array, the first segment of a path is the record's index; the rest is the path inside it.
     repeated_by_record: dict[str | int, tuple[tuple[str | int, ...], str]] = {}
     for path, key in repeated:
-        repeated_by_record.setdefault(path[0], (path[1:], key))
+        element = value[path[0]] if isinstance(path[0], int) else None
+        if ignore is None or not (isinstance(element, dict) and ignore(element, path[1:])):
+            repeated_by_record.setdefault(path[0], (path[1:], key))
     for index, element in enumerate(value):
         if index in repeated_by_record:
-            yield None, _duplicate_key(*repeated_by_record[index]).at(record=index)
+            yield None, duplicate_key(*repeated_by_record[index]).at(record=index)
         elif not isinstance(element, dict):
             message = f"element {index} of the array is a JSON {_json_type(element)}, not an object"
             yield None, Diagnostic.of("record_not_object", message, record=index)

@@ -10,7 +10,7 @@ from typing import Any
 from jsonschema.exceptions import ValidationError
 
 from gym_contract import _fastpath, schemas
-from gym_contract._io import parse_record
+from gym_contract._io import duplicate_key, not_an_object, parse_with_duplicates
 from gym_contract._record_rules import bundle_rules, capture_rules, exchange_rules, outcome_rules, trajectory_rules
 from gym_contract._rules import Context, pointer, rollout_id_rule
 from gym_contract._vocabulary import ROLLOUT_ATTACHMENTS, SCHEMA_OF_KIND
@@ -143,7 +143,8 @@ def check_line(
        checked by the compiled validator.
     3. Explained: a record that breaks its schema is run through the validator that locates and
        explains every violation.
-    Paths 1 and 2 only ever accept; the semantic rules run on whatever path accepted.
+    Paths 1 and 2 only ever accept; the semantic rules run on whatever path accepted. No path looks
+    inside an opaque payload, so a key repeated there is not reported on any of them.
     ``hint`` is the kind to try first when ``kind`` is not given (usually the previous line's).
     """
     moment = time.time() if now is None else now
@@ -156,10 +157,16 @@ def check_line(
             and _fastpath.structurally_valid(record, attempt)
         ):
             return CheckedLine(attempt, record, _rules_only(record, attempt, moment))
-    parsed = parse_record(data)
-    if isinstance(parsed, Diagnostic):
-        return CheckedLine(None, None, [parsed])
+    outcome = parse_with_duplicates(data)
+    if isinstance(outcome, Diagnostic):
+        return CheckedLine(None, None, [outcome])
+    parsed, repeated = outcome
+    if type(parsed) is not dict:
+        return CheckedLine(None, None, [not_an_object(parsed)])
     resolved = kind or detect_kind(parsed)
+    counted = [(path, key) for path, key in repeated if not _fastpath.opaque_at(resolved, path)]
+    if counted:
+        return CheckedLine(None, None, [duplicate_key(*counted[0])])
     if fast and resolved is not None and _fastpath.structurally_valid(parsed, resolved):
         return CheckedLine(resolved, parsed, _rules_only(parsed, resolved, moment))
     return CheckedLine(resolved, parsed, list(iter_diagnostics(parsed, resolved, now=moment)))

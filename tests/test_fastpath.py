@@ -16,6 +16,7 @@ from hypothesis_jsonschema import from_schema
 
 from gym_contract import schemas
 from gym_contract._fastpath import skeleton
+from gym_contract.checking import check_files
 from gym_contract.models import AgentObservationBundle, ModelCallCapture, TrajectoryRecord
 from gym_contract.report import Report
 from gym_contract.validation import CheckedLine, check_line
@@ -106,3 +107,44 @@ def test_a_rollout_line_with_attachments():
         assert skeleton(line, "rollout") is not None
         assert [d.code for d in check_line(line, hint="rollout", now=NOW).diagnostics] == expected
         _agree(line, None, hint="rollout")
+
+
+def _canonical_example() -> bytes:
+    example = schemas.get("trajectory")["examples"][0]
+    return TrajectoryRecord.model_validate(example).model_dump_json().encode()
+
+
+def test_a_key_repeated_inside_an_opaque_payload_is_not_looked_at_on_any_path():
+    inside_request = _canonical_example().replace(b'"request":{"model":"m",', b'"request":{"model":"m","model":"n",', 1)
+    assert skeleton(inside_request, "trajectory") is not None  # the fast path never opens the payload
+    spaced = (
+        json.dumps(json.loads(inside_request), indent=1)
+        .encode()
+        .replace(b'"model": "n"', b'"model": "m",\n"model": "n"', 1)
+    )
+    for data in (inside_request, spaced):
+        assert check_line(data, "trajectory", now=NOW).diagnostics == []
+        _agree(data, "trajectory")
+        _agree(data, None)
+
+
+def test_a_key_repeated_outside_the_contract_of_a_rollout_is_not_looked_at():
+    line = b'{"response":{"id":"r","id":"s"},"ng_trajectory":' + _canonical_example() + b"}"
+    assert check_line(line, now=NOW).diagnostics == []
+    _agree(line, None, hint="rollout")
+    # The rollout's own top level is the contract's business.
+    doubled = line.replace(b'{"response"', b'{"reward":1,"reward":2,"response"', 1)
+    assert [d.code for d in check_line(doubled, now=NOW).diagnostics] == ["json_duplicate_key"]
+    _agree(doubled, None, hint="rollout")
+
+
+def test_a_json_document_follows_the_same_rule(tmp_path):
+    inside = _canonical_example().replace(b'"request":{"model":"m",', b'"request":{"model":"m","model":"n",', 1)
+    outside = _canonical_example().replace(b'"task_id":"7",', b'"task_id":"7","task_id":"7",', 1)
+    single = tmp_path / "one.json"
+    single.write_bytes(inside)
+    assert check_files([str(single)], now=NOW).by_code == {}
+    array = tmp_path / "many.json"
+    array.write_bytes(b"[" + inside + b"," + outside + b"]")
+    report = check_files([str(array)], now=NOW)
+    assert [(d.code, d.record, d.path) for d in report.diagnostics] == [("json_duplicate_key", 1, "")]

@@ -78,6 +78,11 @@ EXAMPLE_NOTES = {
     "diagnostic, after every line read before the failure has been checked.",
     "input_truncated": "The example is a gzip file cut short, so its bytes are not shown; the two lines before "
     "the cut were checked.",
+    "json_duplicate_key": "Every object of the contract is looked at, and a record's top level. The inside of "
+    "an opaque payload (a model call's request or response, a tool's output, a turn's question, answer or "
+    "reasoning, a rollout key outside the contract) is not: the contract says nothing of its content, and "
+    "validation never decodes it. Commands that use payloads, such as `project`, do refuse a record whose "
+    "payload repeats a key.",
     "line_too_long": "The default limit is 64 MiB per line; the example lowers it with `--max-line-bytes` (an "
     "option left out of `--help`) to stay readable.",
 }
