@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from gym_contract import schemas
 
 REPO = Path(__file__).resolve().parent.parent
@@ -114,3 +116,25 @@ def dump(model: Any, instance: Any) -> Any:
 def load(model: Any, data: Any) -> Any:
     validate_python = getattr(model, "model_validate", None) or model.validate_python
     return validate_python(data)
+
+
+def with_repeated_key(value: Any, target: int) -> tuple[bytes, int]:
+    """Compact JSON of ``value`` as orjson writes it, except that the ``target``-th non-empty object
+    (in document order) writes its first key twice; also how many non-empty objects there are."""
+    seen = 0
+
+    def write(item: Any) -> bytes:
+        nonlocal seen
+        if isinstance(item, dict) and item:
+            index, seen = seen, seen + 1
+            members = [orjson.dumps(key) + b":" + write(child) for key, child in item.items()]
+            if index == target:
+                members.insert(0, members[0])
+            return b"{" + b",".join(members) + b"}"
+        if isinstance(item, list):
+            return b"[" + b",".join(write(child) for child in item) + b"]"
+        if isinstance(item, int) and not isinstance(item, bool):
+            return str(item).encode()  # orjson stops at 64 bits; JSON does not
+        return orjson.dumps(item)
+
+    return write(value), seen

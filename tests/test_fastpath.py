@@ -20,7 +20,7 @@ from gym_contract.checking import check_files
 from gym_contract.models import AgentObservationBundle, ModelCallCapture, TrajectoryRecord
 from gym_contract.report import Report
 from gym_contract.validation import CheckedLine, check_line
-from tests.support import inline
+from tests.support import inline, with_repeated_key
 from tests.test_agreement import mutated
 
 NOW = 1_786_100_000.0
@@ -70,6 +70,23 @@ def test_paths_agree_on_generated_and_broken_records(kind):
             forms.append(canonical)
         for data in forms:
             _agree(data, None if as_hint else kind, hint=kind if as_hint else None)
+
+    check()
+
+
+@pytest.mark.parametrize("kind", sorted(MODELS))
+def test_paths_agree_wherever_a_key_is_repeated(kind):
+    # Inside a payload or in the contract's own objects, in the canonical form the fast path takes.
+    @settings(max_examples=min(settings().max_examples, int(os.environ.get("FASTPATH_EXAMPLES", "12"))))
+    @given(_instances(kind), st.integers(min_value=0))
+    def check(instance, target):
+        canonical = _canonical(kind, instance)
+        if canonical is None:
+            return
+        objects = with_repeated_key(json.loads(canonical), -1)[1]
+        data = with_repeated_key(json.loads(canonical), target % objects)[0]
+        _agree(data, kind)
+        _agree(data, None, hint=kind)
 
     check()
 

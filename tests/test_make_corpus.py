@@ -12,9 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gym_contract import schemas
 from gym_contract.checking import check_files
+from gym_contract.validation import check_line
+from tests.support import with_repeated_key
 
 orjson = pytest.importorskip("orjson", reason="tools/make_corpus.py writes with orjson")
 
@@ -301,3 +305,16 @@ def test_written_records_are_canonical_and_take_the_fast_path(tmp_path):
     assert {k: v for k, v in fast.to_dict().items() if k not in timing} == {
         k: v for k, v in precise.to_dict().items() if k not in timing
     }
+
+
+@settings(max_examples=min(settings().max_examples, 25))
+@given(st.integers(min_value=0))
+def test_fast_and_precise_paths_agree_wherever_a_corpus_line_repeats_a_key(target):
+    record = orjson.loads(orjson.dumps(make_corpus.make_record(random.Random("repeat"), 1, 0, 20)))
+    unchanged, objects = with_repeated_key(record, -1)
+    assert unchanged == orjson.dumps(record)  # the writer is orjson's, byte for byte
+    line = with_repeated_key(record, target % objects)[0]
+    fast, precise = (check_line(line, hint="rollout", now=1_790_000_000.0, fast=fast) for fast in (True, False))
+    assert (fast.kind, fast.diagnostics) == (precise.kind, precise.diagnostics)
+    codes = {d.code for d in precise.diagnostics}
+    assert codes <= {"json_duplicate_key"}
