@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any, cast
 
-from gym_contract import _io
+from gym_contract import _io, _sources
 from gym_contract._cli_common import EXIT_OK, say, usage_error
 from gym_contract.coverage import CRITERIA, CoverageMatrix, GroupBy, rollout_coverage
 from gym_contract.diagnostics import Diagnostic
@@ -74,7 +74,7 @@ def _coverage(args: argparse.Namespace) -> int:
                     skipped += 1
                     continue
                 matrix.add(coverage, coverage.producer(by))
-        except _io.InputUnreadable as error:
+        except _sources.InputUnreadable as error:
             return usage_error(str(error))
     if args.format == "json":
         document: dict[str, Any] = {"by": by, **matrix.to_dict(), "damaged_lines": damaged, "other_records": skipped}

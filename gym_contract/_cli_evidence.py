@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from gym_contract import _io
+from gym_contract import _io, _json_parsing, _sources
 from gym_contract._cli_common import EXIT_FAILED, EXIT_OK, say, usage_error
 from gym_contract._render import progress_bar
 from gym_contract._vocabulary import CAPTURE, OBSERVATIONS, TRAJECTORY
@@ -40,8 +40,8 @@ def _join(args: argparse.Namespace) -> int:
 
 def _project(args: argparse.Namespace) -> int:
     try:
-        source = _io.open_source(args.rollouts)
-    except _io.InputUnreadable as error:
+        source = _sources.open_source(args.rollouts)
+    except _sources.InputUnreadable as error:
         return usage_error(str(error))
     out = sys.stdout.buffer if args.output in (None, "-") else open(args.output, "wb")  # noqa: SIM115
     projected, failures, damaged = 0, Counter[str](), 0
@@ -49,7 +49,7 @@ def _project(args: argparse.Namespace) -> int:
     try:
         with source, progress_bar(args.output not in (None, "-")) as progress:
             for raw in _io.iter_lines(source):
-                record: Any = raw if isinstance(raw, Diagnostic) else _io.parse_record(raw.data)
+                record: Any = raw if isinstance(raw, Diagnostic) else _json_parsing.parse_record(raw.data)
                 if isinstance(record, Diagnostic):
                     damaged += 1
                     line = record.line if record.line is not None else getattr(raw, "number", None)

@@ -15,7 +15,9 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
-from gym_contract._io import DEFAULT_MAX_LINE_BYTES, InputUnreadable, iter_lines, open_source, parse_record
+from gym_contract._io import DEFAULT_MAX_LINE_BYTES, iter_lines
+from gym_contract._json_parsing import parse_record
+from gym_contract._sources import InputUnreadable, open_source
 from gym_contract._vocabulary import CAPTURED_TOKEN_FIELDS, token_count
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.models import CaptureMetrics, ModelCallRecord, ObservationGap

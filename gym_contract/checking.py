@@ -10,7 +10,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
-from gym_contract import _fastpath, _io
+from gym_contract import _fastpath, _io, _sources
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.report import Report
 from gym_contract.validation import KINDS, check_line, detect_kind, iter_diagnostics
@@ -18,7 +18,7 @@ from gym_contract.validation import KINDS, check_line, detect_kind, iter_diagnos
 __all__ = ["DEFAULT_MAX_LINE_BYTES", "InputUnreadable", "check_files"]
 
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
-InputUnreadable = _io.InputUnreadable
+InputUnreadable = _sources.InputUnreadable
 Progress = Callable[[int, int | None], None]
 """Called with (bytes consumed so far over all inputs, total bytes on disk or None when unknown)."""
 
@@ -86,7 +86,7 @@ def _size(path: str) -> int | None:
 
 
 def _check_source(path: str, options: _Options, progress: Progress | None, done: int, total: int | None) -> Report:
-    with _io.open_source(path) as source:
+    with _sources.open_source(path) as source:
         report = _check_open_source(source, _io.is_json_document(path), options, progress, done, total)
     if progress:
         progress(done + report.bytes, total)
@@ -94,7 +94,7 @@ def _check_source(path: str, options: _Options, progress: Progress | None, done:
 
 
 def _check_open_source(
-    source: _io.Source,
+    source: _sources.Source,
     json_document: bool,
     options: _Options,
     progress: Progress | None = None,
@@ -150,7 +150,7 @@ def _shares(path: str, size: int | None, jobs: int) -> list[tuple[int, int]]:
     """Byte ranges of a plain JSONL file that start and end on line boundaries, one per job."""
     if jobs <= 1 or size is None or size < _PARALLEL_MIN_BYTES or _io.is_json_document(path):
         return [(0, size or 0)]
-    with _io.open_source(path) as source:
+    with _sources.open_source(path) as source:
         if source.compression is not None:
             return [(0, size)]
     with open(path, "rb") as handle:
@@ -190,7 +190,7 @@ def _check_share(task: tuple[str, int, int, _Options]) -> Report:
     path, start, end, options = task
     with open(path, "rb") as handle:
         handle.seek(start)
-        with _io.Source(path, _ShareOfFile(handle, end - start), size=end - start) as source:
+        with _sources.Source(path, _ShareOfFile(handle, end - start), size=end - start) as source:
             return _check_open_source(source, False, options)
 
 

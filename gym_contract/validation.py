@@ -10,7 +10,7 @@ from typing import Any
 from jsonschema.exceptions import ValidationError
 
 from gym_contract import _fastpath, schemas
-from gym_contract._io import duplicate_key, not_an_object, parse_with_duplicates
+from gym_contract._json_parsing import duplicate_key, not_an_object, parse_with_duplicates
 from gym_contract._record_rules import bundle_rules, capture_rules, exchange_rules, outcome_rules, trajectory_rules
 from gym_contract._rules import Context, pointer, rollout_id_rule
 from gym_contract._vocabulary import ROLLOUT_ATTACHMENTS, SCHEMA_OF_KIND

@@ -15,17 +15,9 @@ import orjson
 import pytest
 import zstandard
 
-from gym_contract._io import (
-    InputUnreadable,
-    RawLine,
-    ReadStats,
-    Source,
-    iter_lines,
-    iter_records,
-    open_source,
-    parse_record,
-    read_json_document,
-)
+from gym_contract._io import RawLine, ReadStats, iter_lines, iter_records, read_json_document
+from gym_contract._json_parsing import parse_record
+from gym_contract._sources import InputUnreadable, Source, open_source
 from gym_contract.diagnostics import Diagnostic
 
 LINES = [{"kind": "trajectory", "i": i, "text": "é" * (i % 3)} for i in range(50)]
@@ -151,7 +143,7 @@ def test_compact_orjson_lines_are_accepted_without_the_slow_duplicate_check(monk
     def no_slow_path(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the stdlib parser ran on a compact orjson line")
 
-    monkeypatch.setattr(json, "loads", no_slow_path)  # the very module _io uses
+    monkeypatch.setattr(json, "loads", no_slow_path)  # the very module the parser uses
     for line in JSONL.splitlines():
         assert parse_record(line) == orjson.loads(line)
 

@@ -1,0 +1,193 @@
+"""Opening rollout inputs — files, stdin, gzip and zstd streams — counting the raw bytes consumed."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import stat
+import sys
+import zlib
+from collections.abc import Callable
+from typing import Protocol
+
+import zstandard
+
+STDIN_NAME = "<stdin>"
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+class InputUnreadable(Exception):  # noqa: N818 - the name says what happened, and is public API
+    """The input cannot be opened at all: a missing file, a directory, no permission."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"cannot open {path!r}: {reason}")
+
+
+class DamagedStreamError(Exception):
+    """A compressed stream that is corrupt or stops before its end marker."""
+
+
+class _Readable(Protocol):
+    def read(self, size: int, /) -> bytes: ...
+
+
+class _CountingReader:
+    """The raw input, counting what it hands out so that progress can be shown over compressed files."""
+
+    def __init__(self, stream: _Readable) -> None:
+        self._stream = stream
+        self._pushed_back = b""
+        self.count = 0
+
+    def peek(self, size: int) -> bytes:
+        # A pipe may hand over fewer bytes than asked: keep reading until the magic number is complete.
+        while len(self._pushed_back) < size:
+            more = self._stream.read(size - len(self._pushed_back))
+            if not more:
+                break
+            self.count += len(more)
+            self._pushed_back += more
+        return self._pushed_back[:size]
+
+    def read(self, size: int) -> bytes:
+        if self._pushed_back:
+            head, self._pushed_back = self._pushed_back[:size], self._pushed_back[size:]
+            return head
+        data = self._stream.read(size)
+        self.count += len(data)
+        return data
+
+    def seek(self, offset: int, /) -> int:
+        raise io.UnsupportedOperation("a rollout input is read once, front to back")
+
+    def close(self) -> None:
+        """Closing the raw stream is the `Source`'s decision, not the decoder's."""
+
+
+class _GzipMembers:
+    """One or more concatenated gzip members; damage becomes `DamagedStreamError`."""
+
+    def __init__(self, raw: _CountingReader) -> None:
+        self._file = gzip.GzipFile(fileobj=raw, mode="rb")
+
+    def read(self, size: int) -> bytes:
+        # read1, not read: read() drops what it decoded when a later piece of the same call is damaged.
+        # BadGzipFile is an OSError: caught here, so that only a failing disk passes up as OSError.
+        try:
+            return self._file.read1(size)
+        except (EOFError, gzip.BadGzipFile, zlib.error) as error:
+            raise DamagedStreamError(f"the gzip stream is damaged or ends early ({error})") from error
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class _ZstdFrames:
+    """One or more concatenated zstd frames; a stream that stops inside a frame becomes `DamagedStreamError`."""
+
+    # zstandard's stream_reader ends silently on a truncated frame; a decompressobj per frame tells by its
+    # `eof`. Its decompress() has no output limit, so input goes in small pieces: ~300 KiB of output each
+    # for typical JSONL, 512 MiB at worst (zstd expands at most ~32,000-fold: a zip bomb).
+    _FEED_BYTES = 16 * 1024
+
+    def __init__(self, raw: _CountingReader) -> None:
+        self._raw = raw
+        self._decompressor = zstandard.ZstdDecompressor()
+        self._frame = self._decompressor.decompressobj()
+        self._inside_frame = False
+        self._left_over = b""
+
+    def read(self, size: int) -> bytes:
+        # What one piece decodes to, so that nothing decoded is lost when a later piece is damaged.
+        while True:
+            piece = self._left_over or self._raw.read(self._FEED_BYTES)
+            self._left_over = b""
+            if not piece:
+                if self._inside_frame:
+                    raise DamagedStreamError("the zstd stream ends inside a frame")
+                return b""
+            try:
+                output = self._frame.decompress(piece)
+            except zstandard.ZstdError as error:
+                raise DamagedStreamError(f"the zstd stream is damaged ({error})") from error
+            self._inside_frame = not self._frame.eof
+            if not self._inside_frame:
+                self._left_over = self._frame.unused_data
+                self._frame = self._decompressor.decompressobj()
+            if output:
+                return output
+
+    def close(self) -> None:
+        """Nothing to release: the raw stream belongs to the `Source`."""
+
+
+class Source:
+    """An open input: `read` gives decompressed bytes, `consumed` the raw bytes taken so far."""
+
+    def __init__(
+        self, name: str, stream: _Readable, *, size: int | None = None, close_stream: Callable[[], None] | None = None
+    ) -> None:
+        self.name = name
+        self.size = size
+        self._raw = _CountingReader(stream)
+        self._close_stream = close_stream
+        magic = self._raw.peek(len(_ZSTD_MAGIC))
+        # Magic bytes, not the file name: stdin has none, and a misnamed file is common.
+        self._decoded: _GzipMembers | _ZstdFrames | _CountingReader
+        if magic.startswith(_GZIP_MAGIC):
+            self.compression: str | None = "gzip"
+            self._decoded = _GzipMembers(self._raw)
+        elif magic == _ZSTD_MAGIC:
+            self.compression = "zstd"
+            self._decoded = _ZstdFrames(self._raw)
+        else:
+            self.compression = None
+            self._decoded = self._raw
+
+    def read(self, size: int) -> bytes:
+        """Up to about `size` decompressed bytes (b"" at the end); raises OSError or `DamagedStreamError`."""
+        return self._decoded.read(size)
+
+    def consumed(self) -> int:
+        return self._raw.count
+
+    def close(self) -> None:
+        """Release the input; closing twice is harmless (a stream not opened here is left open)."""
+        self._decoded.close()
+        if self._close_stream is not None:
+            self._close_stream()
+
+    def __enter__(self) -> Source:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def open_source(path: str) -> Source:
+    """Open a file, or stdin for "-"; raises `InputUnreadable` when it cannot be opened at all."""
+    if path == "-":
+        if sys.stdin is None:
+            raise InputUnreadable(STDIN_NAME, "there is no standard input")
+        try:
+            # The caller's stdin is not ours to close.
+            return Source(STDIN_NAME, sys.stdin.buffer)
+        except OSError as error:
+            raise InputUnreadable(STDIN_NAME, error.strerror or str(error)) from error
+    try:
+        file = open(path, "rb", buffering=0)  # noqa: SIM115 - the Source owns and closes it
+    except OSError as error:
+        raise InputUnreadable(path, error.strerror or str(error)) from error
+    try:
+        info = os.fstat(file.fileno())
+        return Source(path, file, size=info.st_size if stat.S_ISREG(info.st_mode) else None, close_stream=file.close)
+    except BaseException as error:
+        file.close()
+        if isinstance(error, OSError):
+            raise InputUnreadable(path, error.strerror or str(error)) from error
+        raise
