@@ -31,6 +31,7 @@ def _observe_claude_code(args: argparse.Namespace) -> int:
         exit_code=args.exit_code,
         timed_out=args.timed_out,
         measured_duration_s=args.duration_s,
+        sandboxed=False if args.no_sandbox else None,
     )
     document = run.document()
     # The document is checked with the contract's own validator before anyone trusts it.
@@ -70,5 +71,8 @@ def register(commands: Any) -> None:
     claude.add_argument("--timed-out", action="store_true", help="the host's deadline cut the run off")
     claude.add_argument(
         "--duration-s", type=float, metavar="SECONDS", help="run time measured by the host (used without a result)"
+    )
+    claude.add_argument(
+        "--no-sandbox", action="store_true", help="the agent ran on the host without a sandbox (gap no_sandbox_runtime)"
     )
     claude.set_defaults(handler=_observe_claude_code)

@@ -428,6 +428,17 @@ def test_without_a_model_server_no_reference_is_made_and_ownership_is_a_gap(tmp_
     ]
 
 
+def test_a_run_without_a_sandbox_says_so_only_when_the_host_tells(tmp_path: Path) -> None:
+    write(tmp_path, "S.jsonl", assistant("E1", "msg-1", [text("ok")], 1))
+
+    def sandbox_gaps(**host: Any) -> list[tuple[Any, ...]]:
+        return [g for g in gaps(observe(tmp_path, None, "policy", **host).model_dump(mode="json")) if "sandbox" in g[0]]
+
+    assert sandbox_gaps() == []  # the transcripts cannot tell where the tools ran
+    assert sandbox_gaps(sandboxed=True) == []  # the sandbox's own runner observes it
+    assert sandbox_gaps(sandboxed=False) == [("no_sandbox_runtime", None, None)]
+
+
 def test_synthetic_api_error_messages_are_neither_calls_nor_conversation_but_end_the_run(tmp_path: Path) -> None:
     synthetic = assistant("X", "synthetic-1", [text("Prompt is too long")], 2) | {
         "isApiErrorMessage": True,

@@ -214,3 +214,12 @@ def test_the_observe_command_prints_a_valid_document_matching_each_real_director
         assert_matches(document, count(config / "projects"))
         checked.append(name)
     assert len(checked) == 1 + len(SPOTTER_38) + len(CLAUDELESS) == 47
+
+
+def test_the_host_says_the_run_had_no_sandbox(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    name, config = next(iter(real_configs(tmp_path)))
+    assert main(["observe", "claude-code", str(config), "--model-ref", "policy", "--no-sandbox"]) == 0, name
+    gaps = json.loads(capsys.readouterr().out)["ng_agent_observations"]["gaps"]
+    assert [g for g in gaps if g["code"] == "no_sandbox_runtime"] == [
+        {"code": "no_sandbox_runtime", "invocation_id": None, "detail": None}
+    ]

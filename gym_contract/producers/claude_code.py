@@ -59,13 +59,16 @@ def read_run(
     exit_code: int | None = None,
     timed_out: bool = False,
     measured_duration_s: float | None = None,
+    sandboxed: bool | None = None,
     max_line_bytes: int = MAX_LINE_BYTES,
 ) -> ClaudeCodeRun:
     """Read a run's `CLAUDE_CONFIG_DIR` and optionally its `claude -p --output-format stream-json --verbose` stdout.
 
     ``model_ref`` names the model server that served the run (`ModelServerRef.name`); without it no
     model-call references are made. ``exit_code``, ``timed_out`` and ``measured_duration_s`` are what
-    the host saw of the process. Unreadable or malformed input becomes gaps, never an exception.
+    the host saw of the process; ``sandboxed=False`` says the agent ran on the host without a sandbox
+    (gap `no_sandbox_runtime`), which no transcript can tell. Unreadable or malformed input becomes
+    gaps, never an exception.
     """
     lines = _stream_lines(stream)
     events = stream_events(lines) if lines is not None else None
@@ -79,6 +82,8 @@ def read_run(
         gaps.append(gap("agent_transcript_unavailable"))
     if server is None:
         gaps.append(gap("model_call_ownership_unavailable"))
+    if sandboxed is False:
+        gaps.append(gap("no_sandbox_runtime"))
     bundle = AgentObservationBundle.model_validate({"source": SOURCE, "records": assembled.records, "gaps": gaps})
     ended = classify_claude_code(lines, exit_code=exit_code, timed_out=timed_out) if lines is not None else None
     summary = _summary(mapped, assembled.parents, events, ended, measured_duration_s)
