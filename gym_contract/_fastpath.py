@@ -22,12 +22,16 @@ import msgspec
 from gym_contract import schemas
 from gym_contract._vocabulary import ROLLOUT_ATTACHMENTS, SCHEMA_OF_KIND
 
-_STRUCTURAL = ("type", "$ref", "anyOf", "oneOf", "allOf", "enum", "const", "properties", "items", "not", "if")
+# Keywords that only annotate: a subschema made of nothing else accepts every JSON value. Anything
+# else, even a keyword that applies to one type only, makes the value worth decoding.
+_ANNOTATIONS = frozenset(
+    {"$comment", "title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly"}
+)
 
 
 def _is_opaque(schema: Any) -> bool:
     """A subschema that accepts every JSON value (annotations only)."""
-    return isinstance(schema, dict) and not any(keyword in schema for keyword in _STRUCTURAL)
+    return isinstance(schema, dict) and schema.keys() <= _ANNOTATIONS
 
 
 class _SkeletonBuilder:
@@ -190,10 +194,16 @@ def skeleton(data: bytes, kind: str) -> dict[str, Any] | None:
 
 def structurally_valid(record: dict[str, Any], kind: str) -> bool:
     """Whether a record (or skeleton) satisfies its schema; for a rollout, every attachment present."""
-    if kind != "rollout":
-        return bool(structural_validator(kind).is_valid(record))
-    for key, attachment in ROLLOUT_ATTACHMENTS.items():
-        value = record.get(key)
-        if value is not None and not (isinstance(value, dict) and structural_validator(attachment).is_valid(value)):
-            return False
+    try:
+        if kind != "rollout":
+            return bool(structural_validator(kind).is_valid(record))
+        for key, attachment in ROLLOUT_ATTACHMENTS.items():
+            value = record.get(key)
+            if value is not None and not (isinstance(value, dict) and structural_validator(attachment).is_valid(value)):
+                return False
+    except ValueError:
+        # jsonschema_rs refuses to judge a raw payload that a keyword would have to look at; the
+        # skeleton types keep payloads raw only where no keyword does, so this is a safety net,
+        # and the parsed path decides.
+        return False
     return True
