@@ -171,7 +171,8 @@ def test_a_raw_value_where_a_keyword_looks_sends_the_line_to_the_parsed_path():
     from gym_contract._fastpath import structurally_valid
 
     record = skeleton(_canonical_example(), "trajectory")
-    assert record is not None and structurally_valid(record, "trajectory")
+    assert record is not None
+    assert structurally_valid(record, "trajectory")
     record["task_id"] = msgspec.Raw(b'"7"')  # jsonschema_rs cannot judge it: not a verdict, not a traceback
     assert structurally_valid(record, "trajectory") is False
     assert structurally_valid({"ng_trajectory": record}, "rollout") is False
