@@ -27,6 +27,10 @@ class InputUnreadable(Exception):  # noqa: N818 - the name says what happened, a
         self.reason = reason
         super().__init__(f"cannot open {path!r}: {reason}")
 
+    def __reduce__(self) -> tuple[type[InputUnreadable], tuple[str, str]]:
+        # Raised in a worker process, it is pickled back to the parent with what it was made of.
+        return (InputUnreadable, (self.path, self.reason))
+
 
 class DamagedStreamError(Exception):
     """A compressed stream that is corrupt or stops before its end marker."""

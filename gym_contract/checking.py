@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import time
@@ -48,10 +49,10 @@ def check_files(
 ) -> Report:
     """Check every record of every input; raise `InputUnreadable` if an input cannot be opened at all.
 
-    Damaged lines are diagnostics in the report, never exceptions. With ``jobs`` > 1, a large plain
-    file is cut at line boundaries into shares that worker processes check in parallel. ``fast``
-    lets structurally valid lines skip building Python objects for opaque payloads; the report
-    is the same either way.
+    Damaged lines are diagnostics in the report, never exceptions. With ``jobs`` > 1, worker
+    processes check several inputs at once, and a large plain file is cut at line boundaries into
+    shares checked in parallel; the report is the same as with one job. ``fast`` lets structurally
+    valid lines skip building Python objects for opaque payloads; the report is the same either way.
     """
     if kind is not None and kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
@@ -60,18 +61,33 @@ def check_files(
     report = Report(max_diagnostics=max_diagnostics)
     sizes = [_size(path) for path in paths]
     total = None if None in sizes else sum(s for s in sizes if s is not None)
-    done = 0
-    for path, size in zip(paths, sizes, strict=True):
-        shares = _shares(path, size, jobs)
-        if len(shares) > 1:
-            part = _check_in_parallel(path, shares, options)
-            done += size or 0
-            if progress:
-                progress(done, total)
-        else:
-            part = _check_source(path, options, progress, done, total)
-            done += part.bytes if size is None else size
-        report.merge(part)
+    plans = [_shares(path, size, jobs) for path, size in zip(paths, sizes, strict=True)]
+    workers = min(jobs, sum(len(shares) for path, shares in zip(paths, plans, strict=True) if path != "-"))
+    with ProcessPoolExecutor(max_workers=workers) if workers > 1 else contextlib.nullcontext() as pool:
+        # Everything is handed out first, then taken back in input order, so that the parent reads
+        # stdin (which no worker can) while the workers check the files.
+        pending = [
+            None
+            if pool is None or path == "-"
+            else [pool.submit(_check_share, (path, start, end, options)) for start, end in shares]
+            for path, shares in zip(paths, plans, strict=True)
+        ]
+        done = 0
+        try:
+            for path, size, parts in zip(paths, sizes, pending, strict=True):
+                if parts is None:
+                    part = _check_source(path, options, progress, done, total)
+                    done += part.bytes if size is None else size
+                else:
+                    part = _joined(path, [future.result() for future in parts], options)
+                    done += size or 0
+                    if progress:
+                        progress(done, total)
+                report.merge(part)
+        except BaseException:
+            if pool is not None:  # an unreadable input or an interrupt: do not wait for the rest
+                pool.shutdown(wait=False, cancel_futures=True)
+            raise
     report.seconds = time.perf_counter() - started
     return report
 
@@ -146,13 +162,17 @@ def _check_entry(report: Report, entry: Any, line: int | None, index: int, name:
 # ------------------------------------------------------------------------------------------ parallel
 
 
-def _shares(path: str, size: int | None, jobs: int) -> list[tuple[int, int]]:
-    """Byte ranges of a plain JSONL file that start and end on line boundaries, one per job."""
+def _shares(path: str, size: int | None, jobs: int) -> list[tuple[int, int | None]]:
+    """Byte ranges of a large plain JSONL file, starting and ending on line boundaries, one per job;
+    ``[(0, None)]`` for an input that is read whole (stdin, compressed, a JSON document, small)."""
     if jobs <= 1 or size is None or size < _PARALLEL_MIN_BYTES or _io.is_json_document(path):
-        return [(0, size or 0)]
-    with _sources.open_source(path) as source:
-        if source.compression is not None:
-            return [(0, size)]
+        return [(0, None)]
+    try:
+        with _sources.open_source(path) as source:
+            if source.compression is not None:
+                return [(0, None)]
+    except _sources.InputUnreadable:
+        return [(0, None)]  # reported, in its turn, by the worker that tries to read it
     with open(path, "rb") as handle:
         cuts = [0]
         for job in range(1, jobs):
@@ -163,13 +183,14 @@ def _shares(path: str, size: int | None, jobs: int) -> list[tuple[int, int]]:
     return [(start, end) for start, end in itertools.pairwise(cuts) if end > start]
 
 
-def _check_in_parallel(path: str, shares: list[tuple[int, int]], options: _Options) -> Report:
-    with ProcessPoolExecutor(max_workers=len(shares)) as pool:
-        results = list(pool.map(_check_share, [(path, start, end, options) for start, end in shares]))
+def _joined(path: str, parts: list[Report], options: _Options) -> Report:
+    """The report of one input from those of its shares, in order (a whole input is one share)."""
+    if len(parts) == 1:
+        return parts[0]
     report = Report(max_diagnostics=options.max_diagnostics)
     first_line = 0
     first_record = 0
-    for part in results:
+    for part in parts:
         # Workers number lines and records from the start of their share; shift them into place.
         part.diagnostics = [
             replace(
@@ -186,8 +207,11 @@ def _check_in_parallel(path: str, shares: list[tuple[int, int]], options: _Optio
     return report
 
 
-def _check_share(task: tuple[str, int, int, _Options]) -> Report:
+def _check_share(task: tuple[str, int, int | None, _Options]) -> Report:
+    """In a worker: one share of a plain file, or (``end`` None) a whole input of any kind."""
     path, start, end, options = task
+    if end is None:
+        return _check_source(path, options, None, 0, None)
     with open(path, "rb") as handle:
         handle.seek(start)
         with _sources.Source(path, _ShareOfFile(handle, end - start), size=end - start) as source:

@@ -104,7 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-diagnostics", type=_positive, default=1000, help="diagnostics listed (all are counted; default 1000)"
     )
     validate.add_argument("--max-line-bytes", type=_positive, default=DEFAULT_MAX_LINE_BYTES, help=argparse.SUPPRESS)
-    validate.add_argument("--jobs", type=_positive, default=1, help="worker processes for large plain files")
+    validate.add_argument(
+        "--jobs", type=_positive, default=1, help="worker processes: inputs side by side, a large plain file in parts"
+    )
     validate.add_argument("--quiet", action="store_true", help="print only the summary")
     validate.set_defaults(handler=_validate)
 

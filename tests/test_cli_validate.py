@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import zstandard
 
 from gym_contract import schemas
 from tests.support import REPO
@@ -205,6 +206,53 @@ def test_parallel_jobs_give_the_same_report(tmp_path):
     for key in ("records", "lines", "valid_records", "invalid_records", "damaged_lines", "diagnostics_by_code"):
         assert one[key] == two[key], key
     assert codes_at(one) == codes_at(two)
+
+
+def _without_timing(summary: dict) -> dict:
+    return {key: value for key, value in summary.items() if key not in ("seconds", "mb_per_s")}
+
+
+def test_jobs_spread_several_inputs_and_the_report_is_the_one_of_a_single_job(tmp_path):
+    big = [GOOD if i % 7 else BAD_TURN for i in range(1, 800)]
+    big[321] = b"{broken"
+    inputs = [
+        lines_file(tmp_path, *big, name="big.jsonl"),  # shared between workers
+        tmp_path / "part-1.jsonl.gz",
+        tmp_path / "part-2.jsonl.zst",
+        lines_file(tmp_path, GOOD, b"[1]", name="small.jsonl"),
+        tmp_path / "one.json",
+    ]
+    inputs[1].write_bytes(gzip.compress(b"\n".join([BAD_TURN, GOOD, b"{"]) + b"\n"))
+    inputs[2].write_bytes(zstandard.ZstdCompressor().compress(b"\n".join([GOOD, BAD_TURN]) + b"\n"))
+    inputs[4].write_bytes(b"[" + GOOD + b"," + BAD_TURN + b"]")
+    names = [str(path) for path in inputs]
+    one = run(*names, "--format", "json", "--max-diagnostics", "100000")
+    for jobs in ("2", "3", "8"):
+        many = run(*names, "--format", "json", "--max-diagnostics", "100000", "--jobs", jobs)
+        assert many.returncode == one.returncode == 1
+        assert _without_timing(json.loads(many.stdout)) == _without_timing(json.loads(one.stdout))
+    sources = [d["source"] for d in json.loads(one.stdout)["diagnostics"]]
+    assert sources == sorted(sources, key=names.index)  # in input order
+    assert set(sources) == set(names)
+
+
+def test_stdin_is_read_by_the_parent_while_workers_check_the_files(tmp_path):
+    part = tmp_path / "part.jsonl.gz"
+    part.write_bytes(gzip.compress(b"\n".join([BAD_TURN, GOOD]) + b"\n"))
+    other = lines_file(tmp_path, GOOD, BAD_TURN, name="other.jsonl")
+    args = (str(part), "-", str(other), "--format", "json")
+    one = run(*args, stdin=GOOD + b"\n" + BAD_TURN + b"\n")
+    two = run(*args, "--jobs", "2", stdin=GOOD + b"\n" + BAD_TURN + b"\n")
+    assert _without_timing(json.loads(two.stdout)) == _without_timing(json.loads(one.stdout))
+    assert [d["source"] for d in json.loads(two.stdout)["diagnostics"]] == [str(part), "<stdin>", str(other)]
+
+
+def test_an_input_that_cannot_be_opened_stops_a_parallel_run_with_status_2(tmp_path):
+    good = [lines_file(tmp_path, GOOD, name=f"part-{i}.jsonl") for i in range(3)]
+    result = run(str(good[0]), str(tmp_path / "missing.jsonl"), str(good[1]), str(good[2]), "--jobs", "2")
+    assert result.returncode == 2
+    assert "missing.jsonl" in result.stderr
+    assert "No such file or directory" in result.stderr
 
 
 def test_the_shipped_examples():
