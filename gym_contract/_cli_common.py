@@ -1,7 +1,8 @@
-"""What every `gym-contract` command shares: exit statuses and one-line messages on stderr."""
+"""What every `gym-contract` command shares: exit statuses, one-line messages on stderr, argument types."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 EXIT_OK = 0
@@ -20,3 +21,14 @@ def usage_error(message: str) -> int:
     """Report ``message`` and return the usage-error exit status."""
     say(message)
     return EXIT_USAGE
+
+
+def positive(text: str, expected: str = "a positive whole number") -> int:
+    """An argument type: a whole number of at least 1, or a usage error that says what was expected."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+    return value

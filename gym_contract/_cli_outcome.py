@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from gym_contract._cli_common import EXIT_OK, EXIT_USAGE, say
+from gym_contract._cli_common import EXIT_OK, EXIT_USAGE, positive, say
 from gym_contract.models import AgentOutcome
 from gym_contract.outcome import Policy, classify_claude_code, classify_opencode, decide
 
@@ -56,7 +56,7 @@ def register(commands: Any) -> None:
         "--policy", metavar="POLICY.json", help='e.g. {"max_retries": 2, "grade_request_errors": true}'
     )
     deciding.add_argument(
-        "--attempt", type=_positive, default=1, help="1-based number of the attempt that ended so (default 1)"
+        "--attempt", type=positive, default=1, help="1-based number of the attempt that ended so (default 1)"
     )
     deciding.set_defaults(handler=_decide)
 
@@ -65,16 +65,6 @@ def _process_arguments(parser: argparse.ArgumentParser, version_help: str) -> No
     parser.add_argument("--exit-code", type=int, metavar="N", help="exit status of the harness process")
     parser.add_argument("--timed-out", action="store_true", help="the host's deadline cut the run off")
     parser.add_argument("--version", dest="harness_version", metavar="V", help=version_help)
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text}")
-    return value
 
 
 def _outcome_opencode(args: argparse.Namespace) -> int:

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 
 from gym_contract import __version__, schemas
-from gym_contract._cli_common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, say
+from gym_contract._cli_common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, positive, say
 from gym_contract._render import progress_bar, render_json, render_text
 from gym_contract.checking import DEFAULT_MAX_LINE_BYTES, InputUnreadable, check_files
 from gym_contract.validation import KINDS
@@ -47,11 +47,12 @@ def _validate(args: argparse.Namespace) -> int:
     return EXIT_FAILED if report.fails(args.fail_on) else EXIT_OK
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text}")
-    return value
+def _jobs(text: str) -> int:
+    """A number of worker processes, or `auto`: one per core this process may run on."""
+    if text != "auto":
+        return positive(text, "a positive whole number or auto")
+    usable = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    return len(usable) if usable else os.cpu_count() or 1
 
 
 def _schema_list(args: argparse.Namespace) -> int:
@@ -101,11 +102,15 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument("--format", choices=("text", "json"), default="text")
     validate.add_argument("--fail-on", choices=("error", "warning"), default="error")
     validate.add_argument(
-        "--max-diagnostics", type=_positive, default=1000, help="diagnostics listed (all are counted; default 1000)"
+        "--max-diagnostics", type=positive, default=1000, help="diagnostics listed (all are counted; default 1000)"
     )
-    validate.add_argument("--max-line-bytes", type=_positive, default=DEFAULT_MAX_LINE_BYTES, help=argparse.SUPPRESS)
+    validate.add_argument("--max-line-bytes", type=positive, default=DEFAULT_MAX_LINE_BYTES, help=argparse.SUPPRESS)
     validate.add_argument(
-        "--jobs", type=_positive, default=1, help="worker processes: inputs side by side, a large plain file in parts"
+        "--jobs",
+        type=_jobs,
+        default=1,
+        metavar="N",
+        help="worker processes, or auto (one per core): inputs side by side, a large plain file in parts",
     )
     validate.add_argument("--quiet", action="store_true", help="print only the summary")
     validate.set_defaults(handler=_validate)

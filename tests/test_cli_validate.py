@@ -178,6 +178,16 @@ def test_an_input_that_cannot_be_opened_is_a_one_line_error(tmp_path):
 def test_usage_errors_exit_2(tmp_path):
     assert run(str(lines_file(tmp_path, GOOD)), "--kind", "turn").returncode == 2
     assert run(str(lines_file(tmp_path, GOOD)), "--jobs", "0").returncode == 2
+    wrong = run(str(lines_file(tmp_path, GOOD)), "--jobs", "all")
+    assert wrong.returncode == 2
+    assert "argument --jobs: expected a positive whole number or auto, got 'all'" in wrong.stderr
+
+
+def test_jobs_auto_uses_every_core_and_reports_the_same(tmp_path):
+    path = lines_file(tmp_path, *([GOOD, BAD_TURN] * 400))
+    _, auto = report(path, "--jobs", "auto")
+    _, one = report(path)
+    assert _without_timing(auto) == _without_timing(one)
 
 
 def test_counts_stay_complete_when_the_list_is_capped(tmp_path):
