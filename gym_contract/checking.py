@@ -6,8 +6,9 @@ import contextlib
 import itertools
 import os
 import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -25,6 +26,8 @@ Progress = Callable[[int, int | None], None]
 
 # Below this size a file is not worth the cost of starting worker processes.
 _PARALLEL_MIN_BYTES = 1024 * 1024
+# Lines a worker gets at a time from a streamed input: large enough to amortise the hand-over.
+_BATCH_BYTES = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -50,8 +53,9 @@ def check_files(
     """Check every record of every input; raise `InputUnreadable` if an input cannot be opened at all.
 
     Damaged lines are diagnostics in the report, never exceptions. With ``jobs`` > 1, worker
-    processes check several inputs at once, and a large plain file is cut at line boundaries into
-    shares checked in parallel; the report is the same as with one job. ``fast`` lets structurally
+    processes check several inputs at once, a large plain file is cut at line boundaries into
+    shares checked in parallel, and a lone compressed input or stdin is read here and checked by
+    the workers in batches of lines; the report is the same as with one job. ``fast`` lets structurally
     valid lines skip building Python objects for opaque payloads; the report is the same either way.
     """
     if kind is not None and kind not in KINDS:
@@ -62,6 +66,11 @@ def check_files(
     sizes = [_size(path) for path in paths]
     total = None if None in sizes else sum(s for s in sizes if s is not None)
     plans = [_shares(path, size, jobs) for path, size in zip(paths, sizes, strict=True)]
+    if jobs > 1 and len(paths) == 1 and _streamable(paths[0]):
+        # One input that cannot be cut (compressed, or stdin): read here, checked in batches by workers.
+        report = _check_streamed(paths[0], options, jobs, progress, total)
+        report.seconds = time.perf_counter() - started
+        return report
     workers = min(jobs, sum(len(shares) for path, shares in zip(paths, plans, strict=True) if path != "-"))
     with ProcessPoolExecutor(max_workers=workers) if workers > 1 else contextlib.nullcontext() as pool:
         # Everything is handed out first, then taken back in input order, so that the parent reads
@@ -131,23 +140,30 @@ def _check_open_source(
             _check_entry(report, entry, line, index, source.name, options)
     else:
         hint: str | None = None
-        for index, raw in enumerate(_io.iter_lines(source, options.max_line_bytes, stats=stats)):
-            if isinstance(raw, Diagnostic):
-                report.add_damaged_line(raw.at(source=source.name))
-                continue
-            checked = check_line(raw.data, options.kind, hint=hint, now=options.now, fast=options.fast)
-            if checked.record is None:
-                report.add_damaged_line(checked.diagnostics[0].at(line=raw.number, source=source.name))
-            else:
-                hint = checked.kind
-                located = [d.at(line=raw.number, record=index, source=source.name) for d in checked.diagnostics]
-                report.add_record(checked.kind, checked.record, located)
+        for index, item in enumerate(_io.iter_lines(source, options.max_line_bytes, stats=stats)):
+            hint = _check_item(report, index, item, source.name, options, hint)
             if progress and index % 64 == 0:
                 progress(done + source.consumed(), total)
     report.bytes += source.consumed()
     report.lines += stats.lines_seen
     report.blank_lines += stats.blank_lines
     return report
+
+
+def _check_item(
+    report: Report, index: int, item: _io.RawLine | Diagnostic, name: str, options: _Options, hint: str | None
+) -> str | None:
+    """Check the ``index``-th item of a JSONL input into ``report``; return the kind to try first next."""
+    if isinstance(item, Diagnostic):
+        report.add_damaged_line(item.at(source=name))
+        return hint
+    checked = check_line(item.data, options.kind, hint=hint, now=options.now, fast=options.fast)
+    if checked.record is None:
+        report.add_damaged_line(checked.diagnostics[0].at(line=item.number, source=name))
+        return hint
+    located = [d.at(line=item.number, record=index, source=name) for d in checked.diagnostics]
+    report.add_record(checked.kind, checked.record, located)
+    return checked.kind
 
 
 def _check_entry(report: Report, entry: Any, line: int | None, index: int, name: str, options: _Options) -> None:
@@ -181,6 +197,76 @@ def _shares(path: str, size: int | None, jobs: int) -> list[tuple[int, int | Non
             cuts.append(max(handle.tell(), cuts[-1]))
     cuts.append(size)
     return [(start, end) for start, end in itertools.pairwise(cuts) if end > start]
+
+
+def _streamable(path: str) -> bool:
+    """Whether an input is JSONL that only a front-to-back read can cut: stdin, or compressed."""
+    if _io.is_json_document(path):
+        return False
+    if path == "-":
+        return True
+    try:
+        with _sources.open_source(path) as source:
+            return source.compression is not None
+    except _sources.InputUnreadable:
+        return False  # the sequential path reports it
+
+
+def _check_streamed(path: str, options: _Options, jobs: int, progress: Progress | None, total: int | None) -> Report:
+    """The parent reads, decompresses and numbers the lines; workers check them in batches, in order.
+
+    At most two batches per worker are in flight, so memory stays bounded however long the input.
+    """
+    report = Report(max_diagnostics=options.max_diagnostics)
+    stats = _io.ReadStats()
+    with _sources.open_source(path) as source, ProcessPoolExecutor(max_workers=jobs) as pool:
+        report.inputs.append(source.name)
+        in_flight: deque[Future[Report]] = deque()
+        try:
+            for batch in _batches(_io.iter_lines(source, options.max_line_bytes, stats=stats)):
+                in_flight.append(pool.submit(_check_batch, (source.name, batch, options)))
+                while len(in_flight) > 2 * jobs:
+                    report.merge(in_flight.popleft().result())
+                if progress:
+                    progress(source.consumed(), total)
+            while in_flight:
+                report.merge(in_flight.popleft().result())
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        report.bytes += source.consumed()
+    report.lines += stats.lines_seen
+    report.blank_lines += stats.blank_lines
+    if progress:
+        progress(report.bytes, total)
+    return report
+
+
+Batch = list[tuple[int, "_io.RawLine | Diagnostic"]]
+
+
+def _batches(items: Iterator[_io.RawLine | Diagnostic]) -> Iterator[Batch]:
+    """The items of a JSONL input with their indexes, in runs of about `_BATCH_BYTES`."""
+    batch: Batch = []
+    size = 0
+    for index, item in enumerate(items):
+        batch.append((index, item))
+        size += len(item.data) if isinstance(item, _io.RawLine) else 0
+        if size >= _BATCH_BYTES:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def _check_batch(task: tuple[str, Batch, _Options]) -> Report:
+    """In a worker: one batch of a streamed input, numbered as the whole input is."""
+    name, batch, options = task
+    report = Report(max_diagnostics=options.max_diagnostics)
+    hint: str | None = None
+    for index, item in batch:
+        hint = _check_item(report, index, item, name, options, hint)
+    return report
 
 
 def _joined(path: str, parts: list[Report], options: _Options) -> Report:

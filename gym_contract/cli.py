@@ -110,7 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=_jobs,
         default=1,
         metavar="N",
-        help="worker processes, or auto (one per core): inputs side by side, a large plain file in parts",
+        help="worker processes, or auto (one per core): inputs side by side, a large plain file in parts, "
+        "a lone compressed file or stdin in batches",
     )
     validate.add_argument("--quiet", action="store_true", help="print only the summary")
     validate.set_defaults(handler=_validate)

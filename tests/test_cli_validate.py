@@ -277,3 +277,41 @@ def test_the_shipped_examples():
         (3, "schema_violation", "/ng_trajectory/tool_calls/0/duration_ms"),
         (3, "duration_mismatch", "/ng_trajectory/tool_calls/0/duration_ms"),
     ]
+
+
+def _damaged_stream() -> bytes:
+    lines = [GOOD if i % 5 else BAD_TURN for i in range(1, 120)]
+    lines[17] = b"{broken"
+    lines[40] = b""
+    lines[77] = b"[1, 2]"
+    return b"\n".join(lines) + b"\n" + GOOD[:30]  # a last line cut short
+
+
+@pytest.mark.parametrize("compress", ["zstd", "gzip", "gzip cut short"])
+def test_a_single_compressed_input_is_read_once_and_checked_in_batches_by_the_workers(tmp_path, monkeypatch, compress):
+    from gym_contract import checking
+
+    data = _damaged_stream()
+    if compress == "zstd":
+        packed = zstandard.ZstdCompressor().compress(data)
+    else:
+        packed = gzip.compress(data)
+        packed = packed[: len(packed) * 2 // 3] if compress == "gzip cut short" else packed
+    path = tmp_path / "rollouts.jsonl.gz"
+    path.write_bytes(packed)
+    monkeypatch.setattr(checking, "_BATCH_BYTES", 2_000)  # many batches out of a small input
+    seen: list[tuple[int, int | None]] = []
+    one = checking.check_files([str(path)], now=1_790_000_000.0)
+    many = checking.check_files([str(path)], jobs=2, now=1_790_000_000.0, progress=lambda *at: seen.append(at))
+    assert _without_timing(many.to_dict()) == _without_timing(one.to_dict())
+    assert one.damaged_lines >= 2
+    assert seen
+    assert seen[-1] == (path.stat().st_size, path.stat().st_size)
+
+
+def test_stdin_alone_is_checked_in_batches_with_the_same_report(tmp_path):
+    data = _damaged_stream()
+    one = run("-", "--format", "json", stdin=data)
+    two = run("-", "--format", "json", "--jobs", "2", stdin=data)
+    assert two.returncode == one.returncode == 1
+    assert _without_timing(json.loads(two.stdout)) == _without_timing(json.loads(one.stdout))
