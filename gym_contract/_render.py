@@ -55,7 +55,10 @@ def render_text(report: Report, fail_on: Severity, out: TextIO, *, quiet: bool =
         for line in text_table(report.coverage, "source"):
             write(f"    {line}\n")
     if summary["mb_per_s"] is not None:
-        write(f"  {summary['bytes'] / 1e6:,.1f} MB in {summary['seconds']:.2f} s ({summary['mb_per_s']:,.1f} MB/s)\n")
+        read = f"{summary['bytes'] / 1e6:,.1f} MB"
+        if summary["decoded_bytes"] != summary["bytes"]:
+            read += f" read, {summary['decoded_bytes'] / 1e6:,.1f} MB of JSON,"
+        write(f"  {read} in {summary['seconds']:.2f} s ({summary['mb_per_s']:,.1f} MB/s of JSON)\n")
 
 
 def _diagnostics_by_record(diagnostics: list[Diagnostic], out: TextIO) -> None:

@@ -152,12 +152,17 @@ class Source:
         else:
             self.compression = None
             self._decoded = self._raw
+        self.produced = 0
+        """Decompressed bytes handed out so far: the amount of JSON text, whatever the compression."""
 
     def read(self, size: int) -> bytes:
         """Up to about `size` decompressed bytes (b"" at the end); raises OSError or `DamagedStreamError`."""
-        return self._decoded.read(size)
+        data = self._decoded.read(size)
+        self.produced += len(data)
+        return data
 
     def consumed(self) -> int:
+        """Raw bytes taken from the input so far, compressed or not."""
         return self._raw.count
 
     def close(self) -> None:

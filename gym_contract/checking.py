@@ -145,6 +145,7 @@ def _check_open_source(
             if progress and index % 64 == 0:
                 progress(done + source.consumed(), total)
     report.bytes += source.consumed()
+    report.decoded_bytes += source.produced
     report.lines += stats.lines_seen
     report.blank_lines += stats.blank_lines
     return report
@@ -235,6 +236,7 @@ def _check_streamed(path: str, options: _Options, jobs: int, progress: Progress 
             pool.shutdown(wait=False, cancel_futures=True)
             raise
         report.bytes += source.consumed()
+        report.decoded_bytes += source.produced
     report.lines += stats.lines_seen
     report.blank_lines += stats.blank_lines
     if progress:

@@ -46,6 +46,9 @@ class Report:
     lines: int = 0
     blank_lines: int = 0
     bytes: int = 0
+    """Bytes read from the inputs, as stored (compressed or not)."""
+    decoded_bytes: int = 0
+    """Bytes of JSON text those held, once decompressed: what was checked."""
     seconds: float = 0.0
     records: int = 0
     damaged_lines: int = 0
@@ -118,7 +121,7 @@ class Report:
 
     def merge(self, other: Report) -> None:
         """Fold in the report of another part of the input (another file, or another worker's share)."""
-        for name in ("lines", "blank_lines", "bytes", "records", "damaged_lines", "invalid_records", "model_calls"):
+        for name in ("lines", "blank_lines", "bytes", "decoded_bytes", "records", "damaged_lines", "invalid_records", "model_calls"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for name in ("records_by_kind", "by_code", "by_severity", "gaps"):
             getattr(self, name).update(getattr(other, name))
@@ -163,8 +166,9 @@ class Report:
             "model_calls": self.model_calls,
             "tokens": {name: {"sum": t.known, "unknown": t.unknown} for name, t in self.tokens.items()},
             "bytes": self.bytes,
+            "decoded_bytes": self.decoded_bytes,
             "seconds": round(self.seconds, 3),
-            "mb_per_s": round(self.bytes / 1e6 / self.seconds, 2) if self.seconds > 0 else None,
+            "mb_per_s": round(self.decoded_bytes / 1e6 / self.seconds, 2) if self.seconds > 0 else None,
             "diagnostics": [
                 {**diagnostic.to_dict(), "docs": docs_url(diagnostic.code)} for diagnostic in self.diagnostics
             ],

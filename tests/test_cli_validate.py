@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -315,3 +316,17 @@ def test_stdin_alone_is_checked_in_batches_with_the_same_report(tmp_path):
     two = run("-", "--format", "json", "--jobs", "2", stdin=data)
     assert two.returncode == one.returncode == 1
     assert _without_timing(json.loads(two.stdout)) == _without_timing(json.loads(one.stdout))
+
+
+def test_the_summary_counts_bytes_as_stored_and_as_json(tmp_path):
+    data = b"\n".join([GOOD] * 50) + b"\n"
+    packed = tmp_path / "rollouts.jsonl.zst"
+    packed.write_bytes(zstandard.ZstdCompressor().compress(data))
+    code, summary = report(packed)
+    assert code == 0
+    assert (summary["bytes"], summary["decoded_bytes"]) == (packed.stat().st_size, len(data))
+    plain = lines_file(tmp_path, *([GOOD] * 50))
+    _, summary = report(plain)
+    assert summary["bytes"] == summary["decoded_bytes"] == plain.stat().st_size
+    text = run(str(packed), "--quiet").stdout.splitlines()[-1]
+    assert re.fullmatch(r"  [\d.]+ MB read, [\d.]+ MB of JSON, in [\d.]+ s \([\d.,]+ MB/s of JSON\)", text), text

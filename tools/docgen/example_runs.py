@@ -146,7 +146,7 @@ CONSOLE = {
     "schema-show-id": ["schema", "show", "trajectory", "--id"],
 }
 # Lines that differ from one run to the next: throughput, and the JSON report's timing fields.
-VOLATILE = re.compile(r'^(\s+[\d.,]+ MB in [\d.]+ s \(.*\)|\s+"(seconds|mb_per_s)": .*)$')
+VOLATILE = re.compile(r'^(\s+[\d.,]+ MB (read, .* of JSON, )?in [\d.]+ s \(.*\)|\s+"(seconds|mb_per_s)": .*)$')
 
 
 def render_console(page: str, name: str) -> str:
