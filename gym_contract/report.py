@@ -121,7 +121,16 @@ class Report:
 
     def merge(self, other: Report) -> None:
         """Fold in the report of another part of the input (another file, or another worker's share)."""
-        for name in ("lines", "blank_lines", "bytes", "decoded_bytes", "records", "damaged_lines", "invalid_records", "model_calls"):
+        for name in (
+            "lines",
+            "blank_lines",
+            "bytes",
+            "decoded_bytes",
+            "records",
+            "damaged_lines",
+            "invalid_records",
+            "model_calls",
+        ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         for name in ("records_by_kind", "by_code", "by_severity", "gaps"):
             getattr(self, name).update(getattr(other, name))
