@@ -162,9 +162,10 @@ def structural_validator(kind: str) -> Any:
 def _decode_exactly(decoder: msgspec.json.Decoder[Any], data: bytes) -> Any:
     """Decode, and prove that nothing was lost on the way: the skeleton re-encodes to the very same bytes.
 
-    Compact JSON with keys in schema order — what the reference writes — passes; a repeated key or
-    an unknown one in the contract's objects, extra whitespace or another key order does not, and
-    is left to the slower paths, which report duplicates and accept the rest.
+    Compact JSON — what the reference writes — passes, whatever the order of its keys (dicts keep
+    it); a repeated or unknown key in the contract's objects, whitespace between tokens, or a
+    contract string written with escapes where UTF-8 would do, does not, and is left to the slower
+    paths, which report duplicates and accept the rest.
     """
     decoded = decoder.decode(data)
     if _ENCODER.encode(decoded) != data:

@@ -137,7 +137,7 @@ def check_line(
 ) -> CheckedLine:
     """Check one JSONL line, as cheaply as its content allows; every path gives the same diagnostics.
 
-    1. Fast: a line in canonical form (compact, keys in schema order, as the reference writes) is
+    1. Fast: a line of compact JSON (no whitespace between tokens, as the reference writes) is
        decoded into its skeleton without building objects for opaque payloads.
     2. Parsed: any other line is parsed whole (duplicate keys are found here) and its structure
        checked by the compiled validator.

@@ -176,3 +176,14 @@ def test_a_raw_value_where_a_keyword_looks_sends_the_line_to_the_parsed_path():
     record["task_id"] = msgspec.Raw(b'"7"')  # jsonschema_rs cannot judge it: not a verdict, not a traceback
     assert structurally_valid(record, "trajectory") is False
     assert structurally_valid({"ng_trajectory": record}, "rollout") is False
+
+
+def test_compact_lines_take_the_fast_path_whatever_their_key_order():
+    record = TrajectoryRecord.model_validate(schemas.get("trajectory")["examples"][0]).model_dump(mode="json")
+    for sort_keys in (False, True):
+        line = json.dumps(record, separators=(",", ":"), sort_keys=sort_keys, ensure_ascii=False).encode()
+        assert skeleton(line, "trajectory") is not None
+        _agree(line, "trajectory")
+    spaced = json.dumps(record).encode()  # Python's default separators put a space after each
+    assert skeleton(spaced, "trajectory") is None
+    _agree(spaced, "trajectory")
