@@ -13,6 +13,7 @@ from gym_contract._json_parsing import (
     duplicate_key,
     find_duplicates,
     json_type,
+    loads,
     parse_record,
     proven_free_of_duplicates,
 )
@@ -152,7 +153,7 @@ def read_json_document(
         return
     stats.bytes_yielded = len(data)
     try:
-        value = orjson.loads(data)
+        value = loads(data)
     except orjson.JSONDecodeError as error:
         diagnostic, line = decode_failure(data, error)
         yield None, diagnostic.at(line=line)

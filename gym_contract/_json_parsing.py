@@ -123,10 +123,25 @@ Duplicates = list[tuple[tuple[str | int, ...], str]]
 """Objects that repeat a key: each one's path and the first key it repeats."""
 
 
+# Twenty digits in a row may be an integer beyond 64 bits, which orjson reads as a float.
+_LONG_DIGITS = re.compile(rb"\d{20}")
+
+
+def loads(data: bytes | str) -> Any:
+    """Parse JSON as orjson does (and raise its `JSONDecodeError`), except that every integer stays
+    exact: orjson turns one beyond 64 bits into a float, and JSON means the integer."""
+    value = orjson.loads(data)
+    raw = data.encode() if isinstance(data, str) else data
+    if _LONG_DIGITS.search(raw):
+        # orjson has proven the text is JSON and bounded its depth; the stdlib keeps integers whole.
+        value = _parse_with_pairs_hook(raw, dict)
+    return value
+
+
 def parse_with_duplicates(data: bytes) -> tuple[Any, Duplicates] | Diagnostic:
     """One JSON value and every object in it that repeats a key, or why ``data`` is not JSON."""
     try:
-        value = orjson.loads(data)
+        value = loads(data)
     except orjson.JSONDecodeError as error:
         return decode_failure(data, error)[0]
     return value, ([] if proven_free_of_duplicates(value, data) else find_duplicates(data))

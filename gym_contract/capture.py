@@ -16,7 +16,7 @@ import orjson
 from pydantic import ValidationError
 
 from gym_contract._io import DEFAULT_MAX_LINE_BYTES, iter_lines
-from gym_contract._json_parsing import parse_record
+from gym_contract._json_parsing import loads, parse_record
 from gym_contract._sources import InputUnreadable, open_source
 from gym_contract._vocabulary import CAPTURED_TOKEN_FIELDS, token_count
 from gym_contract.diagnostics import Diagnostic
@@ -179,7 +179,7 @@ def _arguments(value: object) -> dict[str, Any]:
         return {}
     if isinstance(value, str):
         try:
-            parsed = orjson.loads(value)
+            parsed = loads(value)
         except orjson.JSONDecodeError:
             return {"_raw": value}
         return parsed if isinstance(parsed, dict) else {"_raw": value}
@@ -341,7 +341,7 @@ def read_capture(path: str | Path, rollout_id: str, *, max_line_bytes: int = DEF
                 exchange = parse_record(line.data)
                 if isinstance(exchange, Diagnostic) and exchange.code == "json_duplicate_key":
                     # The reference keeps the last value of a repeated key; so does this reader.
-                    exchange = orjson.loads(line.data)
+                    exchange = loads(line.data)
                 if isinstance(exchange, Diagnostic):
                     damaged.append(exchange.at(line=line.number, source=source.name))
                 else:

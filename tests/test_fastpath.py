@@ -187,3 +187,29 @@ def test_compact_lines_take_the_fast_path_whatever_their_key_order():
     spaced = json.dumps(record).encode()  # Python's default separators put a space after each
     assert skeleton(spaced, "trajectory") is None
     _agree(spaced, "trajectory")
+
+
+def test_an_integer_beyond_64_bits_is_the_same_integer_on_every_path():
+    # Found by Hypothesis: orjson reads such an integer as a float, msgspec keeps it whole.
+    bundle = {
+        "source": "C@",
+        "records": [
+            {
+                "invocation_id": "ýlþÔm+",
+                "kind": "context_compaction",
+                "first_kept_item_id": None,
+                "trigger": None,
+                "observed_at": None,
+                "summary": None,
+                "tokens_after": 161_828_512_205_952_623_050_752,
+                "tokens_before": 481384656,
+            }
+        ],
+        "gaps": [],
+    }
+    data = json.dumps(bundle).encode()
+    _agree(data, "bundle")
+    _agree(json.dumps(bundle, separators=(",", ":"), ensure_ascii=False).encode(), "bundle")
+    found = check_line(data, "bundle", now=NOW, fast=False).diagnostics
+    (grew,) = [d for d in found if d.code == "compaction_tokens_grew"]
+    assert "161828512205952623050752" in grew.message

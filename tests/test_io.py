@@ -327,3 +327,14 @@ def test_a_json_document_over_the_limit_is_not_parsed() -> None:
     [(line, item)] = read_json_document(Source("<doc>", io.BytesIO(b"[" + b"1," * 100 + b"1]")), max_bytes=64)
     assert isinstance(item, Diagnostic)
     assert (line, item.code) == (None, "line_too_long")
+
+
+def test_integers_stay_exact_beyond_64_bits() -> None:
+    record = parse_record(b'{"big": 161828512205952623050752, "small": 7, "id": "12345678901234567890123"}')
+    assert record == {"big": 161828512205952623050752, "small": 7, "id": "12345678901234567890123"}
+    assert isinstance(record, dict)
+    assert type(record["big"]) is int
+    assert parse_record(b'{"f": 1.5e300, "digits": "00000000000000000000"}') == {
+        "f": 1.5e300,
+        "digits": "00000000000000000000",
+    }
