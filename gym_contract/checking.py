@@ -55,22 +55,36 @@ def check_files(
     Damaged lines are diagnostics in the report, never exceptions. With ``jobs`` > 1, worker
     processes check several inputs at once, a large plain file is cut at line boundaries into
     shares checked in parallel, and a lone compressed input or stdin is read here and checked by
-    the workers in batches of lines; the report is the same as with one job. ``fast`` lets structurally
-    valid lines skip building Python objects for opaque payloads; the report is the same either way.
+    the workers in batches of lines; the report is the same as with one job. ``fast`` lets
+    structurally valid lines skip building Python objects for opaque payloads; the report is the
+    same either way.
     """
     if kind is not None and kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
     options = _Options(kind, max_diagnostics, max_line_bytes, time.time() if now is None else now, fast)
     started = time.perf_counter()
-    report = Report(max_diagnostics=max_diagnostics)
     sizes = [_size(path) for path in paths]
     total = None if None in sizes else sum(s for s in sizes if s is not None)
-    plans = [_shares(path, size, jobs) for path, size in zip(paths, sizes, strict=True)]
     if jobs > 1 and len(paths) == 1 and _streamable(paths[0]):
         # One input that cannot be cut (compressed, or stdin): read here, checked in batches by workers.
         report = _check_streamed(paths[0], options, jobs, progress, total)
-        report.seconds = time.perf_counter() - started
-        return report
+    else:
+        report = _check_side_by_side(paths, sizes, options, jobs, progress, total)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _check_side_by_side(
+    paths: Sequence[str],
+    sizes: list[int | None],
+    options: _Options,
+    jobs: int,
+    progress: Progress | None,
+    total: int | None,
+) -> Report:
+    """Inputs in order; with several jobs, files and shares of large plain files go to workers."""
+    report = Report(max_diagnostics=options.max_diagnostics)
+    plans = [_shares(path, size, jobs) for path, size in zip(paths, sizes, strict=True)]
     workers = min(jobs, sum(len(shares) for path, shares in zip(paths, plans, strict=True) if path != "-"))
     with ProcessPoolExecutor(max_workers=workers) if workers > 1 else contextlib.nullcontext() as pool:
         # Everything is handed out first, then taken back in input order, so that the parent reads
@@ -97,7 +111,6 @@ def check_files(
             if pool is not None:  # an unreadable input or an interrupt: do not wait for the rest
                 pool.shutdown(wait=False, cancel_futures=True)
             raise
-    report.seconds = time.perf_counter() - started
     return report
 
 
