@@ -30,6 +30,20 @@ def test_the_benchmark_reports_every_ratio():
     assert all(rate > 0 for rate in figures["mb_per_s"].values())
 
 
+def test_the_benchmark_runs_on_a_user_file_and_refuses_what_it_cannot_measure(tmp_path):
+    # Real NeMo Gym rollouts without any attachment: every peer measures what is there.
+    reference = REPO / "examples" / "reference" / "nemo_gym_claude_code_math_rollouts.jsonl"
+    result = _bench(str(reference), "--passes", "1", "--sample", "2")
+    assert result.returncode == 0, result.stderr
+    assert "corpus: 5 records" in result.stdout
+    not_rollouts = tmp_path / "bundles.jsonl"
+    not_rollouts.write_text('{"source": "pi", "records": []}\n')
+    refused = _bench(str(not_rollouts))
+    assert refused.returncode == 2
+    assert refused.stderr.strip().endswith("the benchmark needs a plain (uncompressed) JSONL file of them")
+    assert "Traceback" not in refused.stderr
+
+
 @pytest.mark.slow
 def test_the_full_benchmark():
     """`python -m pytest -m slow` runs the real measurement (a ~150 MB corpus, several minutes)."""
