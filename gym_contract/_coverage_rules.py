@@ -1,9 +1,9 @@
 """The rules that rate one rollout's evidence V, O or X on each of the criteria C1–C7.
 
 Every rule reads only fields that the fast path keeps: opaque payloads (model-call request and
-response, tool output, a turn's question, answer and reasoning) reach the rules as null whether
-or not they held a value, so no rule reads their values — a record gets the same verdicts on
-every path. Reasons are stable phrases naming the field or gap code that decided, so they can be
+response, tool output, a turn's question, answer and reasoning) reach the rules as raw bytes on
+the fast path and as values on the others, so no rule reads them — a record gets the same
+verdicts on every path. Reasons are stable phrases naming the field or gap code that decided, so they can be
 counted over a whole file.
 """
 

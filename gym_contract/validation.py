@@ -128,7 +128,7 @@ class CheckedLine:
 
     kind: str | None
     record: dict[str, Any] | None
-    """The record, or its skeleton (opaque payloads as null) when the fast path accepted it; None if damaged."""
+    """The record, or its skeleton (opaque payloads as `msgspec.Raw`) when the fast path took it; None if damaged."""
     diagnostics: list[Diagnostic]
 
 
