@@ -197,12 +197,8 @@ def _shares(path: str, size: int | None, jobs: int) -> list[tuple[int, int | Non
     ``[(0, None)]`` for an input that is read whole (stdin, compressed, a JSON document, small)."""
     if jobs <= 1 or size is None or size < _PARALLEL_MIN_BYTES or _io.is_json_document(path):
         return [(0, None)]
-    try:
-        with _sources.open_source(path) as source:
-            if source.compression is not None:
-                return [(0, None)]
-    except _sources.InputUnreadable:
-        return [(0, None)]  # reported, in its turn, by the worker that tries to read it
+    if _compressed(path) is not False:
+        return [(0, None)]  # compressed, or unreadable: reported, in its turn, by whoever reads it
     with open(path, "rb") as handle:
         cuts = [0]
         for job in range(1, jobs):
@@ -213,17 +209,18 @@ def _shares(path: str, size: int | None, jobs: int) -> list[tuple[int, int | Non
     return [(start, end) for start, end in itertools.pairwise(cuts) if end > start]
 
 
-def _streamable(path: str) -> bool:
-    """Whether an input is JSONL that only a front-to-back read can cut: stdin, or compressed."""
-    if _io.is_json_document(path):
-        return False
-    if path == "-":
-        return True
+def _compressed(path: str) -> bool | None:
+    """Whether a file is gzip or zstd, told by its first bytes; None when it cannot be opened."""
     try:
         with _sources.open_source(path) as source:
             return source.compression is not None
     except _sources.InputUnreadable:
-        return False  # the sequential path reports it
+        return None
+
+
+def _streamable(path: str) -> bool:
+    """Whether an input is JSONL that only a front-to-back read can cut: stdin, or compressed."""
+    return not _io.is_json_document(path) and (path == "-" or _compressed(path) is True)
 
 
 def _check_streamed(path: str, options: _Options, jobs: int, progress: Progress | None, total: int | None) -> Report:
@@ -257,7 +254,7 @@ def _check_streamed(path: str, options: _Options, jobs: int, progress: Progress 
     return report
 
 
-Batch = list[tuple[int, "_io.RawLine | Diagnostic"]]
+Batch = list[tuple[int, _io.RawLine | Diagnostic]]
 
 
 def _batches(items: Iterator[_io.RawLine | Diagnostic]) -> Iterator[Batch]:
