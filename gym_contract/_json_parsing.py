@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
 import threading
@@ -66,9 +67,9 @@ class _DuplicatedObject(dict[str, Any]):
 _DEEP_PARSE_LOCK = threading.Lock()
 
 
-def _parse_with_pairs_hook(data: bytes, hook: Callable[[list[tuple[str, Any]]], Any]) -> Any:
+def _parse_with_pairs_hook(data: bytes, hook: Callable[[list[tuple[str, Any]]], Any], **options: Any) -> Any:
     try:
-        return json.loads(data, object_pairs_hook=hook)
+        return json.loads(data, object_pairs_hook=hook, **options)
     except RecursionError:
         pass
     # The stdlib's C scanner spends one Python recursion level per nesting level, and orjson has already
@@ -77,7 +78,7 @@ def _parse_with_pairs_hook(data: bytes, hook: Callable[[list[tuple[str, Any]]], 
         previous = sys.getrecursionlimit()
         sys.setrecursionlimit(previous + ORJSON_MAX_DEPTH + 100)
         try:
-            return json.loads(data, object_pairs_hook=hook)
+            return json.loads(data, object_pairs_hook=hook, **options)
         finally:
             sys.setrecursionlimit(previous)
 
@@ -129,13 +130,39 @@ _LONG_DIGITS = re.compile(rb"\d{20}")
 
 def loads(data: bytes | str) -> Any:
     """Parse JSON as orjson does (and raise its `JSONDecodeError`), except that every integer stays
-    exact: orjson turns one beyond 64 bits into a float, and JSON means the integer."""
-    value = orjson.loads(data)
+    exact: orjson turns one beyond 64 bits into a float, and refuses one beyond a double's range;
+    JSON means the integer, whatever its size."""
     raw = data.encode() if isinstance(data, str) else data
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as error:
+        if "infinity" not in error.msg:
+            raise
+        return _exact(raw, error)
     if _LONG_DIGITS.search(raw):
         # orjson has proven the text is JSON and bounded its depth; the stdlib keeps integers whole.
         value = _parse_with_pairs_hook(raw, dict)
     return value
+
+
+def _exact(raw: bytes, refusal: orjson.JSONDecodeError) -> Any:
+    """The text orjson refused for a number out of a double's range: fine if that number is an
+    integer (Python's limit on the digits of one stands), refused as orjson did otherwise."""
+    try:
+        return _parse_with_pairs_hook(raw, dict, parse_float=_finite, parse_constant=_not_json)
+    except (ValueError, RecursionError):
+        raise refusal from None
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"{text} is beyond a double's range")
+    return number
+
+
+def _not_json(text: str) -> Any:
+    raise ValueError(f"{text} is not JSON")
 
 
 def parse_with_duplicates(data: bytes) -> tuple[Any, Duplicates] | Diagnostic:

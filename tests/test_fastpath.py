@@ -213,3 +213,25 @@ def test_an_integer_beyond_64_bits_is_the_same_integer_on_every_path():
     found = check_line(data, "bundle", now=NOW, fast=False).diagnostics
     (grew,) = [d for d in found if d.code == "compaction_tokens_grew"]
     assert "161828512205952623050752" in grew.message
+
+
+@pytest.mark.parametrize("digits", [400, 4300])
+def test_an_integer_beyond_a_doubles_range_is_still_an_integer(digits):
+    # orjson refuses such a number; msgspec and JSON take it as the integer it is.
+    huge = int("1" * digits)
+    bundle = {
+        "source": "pi",
+        "records": [{"kind": "context_compaction", "invocation_id": "a", "tokens_before": 1, "tokens_after": huge}],
+        "gaps": [],
+    }
+    data = json.dumps(bundle, separators=(",", ":")).encode()
+    _agree(data, "bundle")
+    codes = [d.code for d in check_line(data, "bundle", now=NOW, fast=False).diagnostics]
+    assert codes == ["invocation_reference_missing", "compaction_tokens_grew"]
+
+
+@pytest.mark.parametrize("number", [b"1e400", b"-1e400", b"1" * 4301])
+def test_a_number_no_reader_can_hold_is_invalid_json_on_every_path(number):
+    data = b'{"source":"pi","records":[],"gaps":[],"x":' + number + b"}"
+    _agree(data, "bundle")
+    assert [d.code for d in check_line(data, "bundle", now=NOW).diagnostics] == ["json_invalid"]
