@@ -189,7 +189,9 @@ def skeleton(data: bytes, kind: str) -> dict[str, Any] | None:
                 top[key] = msgspec.json.decode(raw)
             # any other key lies outside the contract: it stays raw and is never read
         return top
-    except (msgspec.DecodeError, msgspec.ValidationError, ValueError):
+    except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError):
+        # RecursionError: nesting deeper than the interpreter lets msgspec go; the parsed path
+        # applies the one depth limit every path shares.
         return None
 
 

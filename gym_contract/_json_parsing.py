@@ -9,7 +9,7 @@ import sys
 import threading
 from collections import Counter
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -64,23 +64,33 @@ class _DuplicatedObject(dict[str, Any]):
         self.repeated_key = next(key for key, count in counts.items() if count > 1)
 
 
-_DEEP_PARSE_LOCK = threading.Lock()
+_DEEP_NESTING_LOCK = threading.Lock()
+T = TypeVar("T")
 
 
-def _parse_with_pairs_hook(data: bytes, hook: Callable[[list[tuple[str, Any]]], Any], **options: Any) -> Any:
+def with_room_for_nesting(work: Callable[[], T]) -> T:
+    """Run ``work``; if it runs out of recursion, run it again with room for JSON nested as deep as
+    orjson accepts.
+
+    The stdlib's parser, `repr` and jsonschema spend a Python recursion level per nesting level, and
+    orjson has already bounded the depth of anything read: lifting the limit by that much, for the
+    one call, and putting it back, is safe.
+    """
     try:
-        return json.loads(data, object_pairs_hook=hook, **options)
+        return work()
     except RecursionError:
         pass
-    # The stdlib's C scanner spends one Python recursion level per nesting level, and orjson has already
-    # bounded the depth: lifting the limit by that much, and putting it back, is safe.
-    with _DEEP_PARSE_LOCK:
+    with _DEEP_NESTING_LOCK:
         previous = sys.getrecursionlimit()
         sys.setrecursionlimit(previous + ORJSON_MAX_DEPTH + 100)
         try:
-            return json.loads(data, object_pairs_hook=hook, **options)
+            return work()
         finally:
             sys.setrecursionlimit(previous)
+
+
+def _parse_with_pairs_hook(data: bytes, hook: Callable[[list[tuple[str, Any]]], Any], **options: Any) -> Any:
+    return with_room_for_nesting(lambda: json.loads(data, object_pairs_hook=hook, **options))
 
 
 def _pointer(segments: tuple[str | int, ...]) -> str:

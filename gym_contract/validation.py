@@ -10,7 +10,7 @@ from typing import Any
 from jsonschema.exceptions import ValidationError
 
 from gym_contract import _fastpath, schemas
-from gym_contract._json_parsing import duplicate_key, not_an_object, parse_with_duplicates
+from gym_contract._json_parsing import duplicate_key, not_an_object, parse_with_duplicates, with_room_for_nesting
 from gym_contract._record_rules import bundle_rules, capture_rules, exchange_rules, outcome_rules, trajectory_rules
 from gym_contract._rules import Context, pointer, rollout_id_rule
 from gym_contract._vocabulary import ROLLOUT_ATTACHMENTS, SCHEMA_OF_KIND
@@ -83,8 +83,11 @@ def iter_diagnostics(obj: Any, kind: str | None = None, *, now: float | None = N
 def _record_diagnostics(obj: dict[str, Any], kind: str, now: float) -> Iterator[Diagnostic]:
     schema_name = SCHEMA_OF_KIND[kind]
     schema_id = schemas.schema_id(schema_name)
-    for error in schemas.validator(schema_name).iter_errors(obj):
-        yield _schema_diagnostic(error, schema_id, kind)
+    validator = schemas.validator(schema_name)
+    # A message quotes the offending value, and quoting a deeply nested one takes deep recursion.
+    yield from with_room_for_nesting(
+        lambda: [_schema_diagnostic(error, schema_id, kind) for error in validator.iter_errors(obj)]
+    )
     yield from _rule_diagnostics(obj, kind, now)
 
 

@@ -330,3 +330,24 @@ def test_the_summary_counts_bytes_as_stored_and_as_json(tmp_path):
     assert summary["bytes"] == summary["decoded_bytes"] == plain.stat().st_size
     text = run(str(packed), "--quiet").stdout.splitlines()[-1]
     assert re.fullmatch(r"  [\d.]+ MB read, [\d.]+ MB of JSON, in [\d.]+ s \([\d.,]+ MB/s of JSON\)", text), text
+
+
+def test_deep_nesting_anywhere_in_a_record_is_a_diagnostic_never_a_traceback(tmp_path):
+    # After a clean line the next one is tried on the fast path first, whose decoder recurses.
+    def nested(depth: int) -> str:
+        return "[" * depth + "1" + "]" * depth
+
+    compact = json.dumps(TRAJECTORY, separators=(",", ":"))
+    request = '"request":{"model":"m","input":"q"}'
+    call_id = f'"model_call_id":"{TRAJECTORY["model_calls"][0]["model_call_id"]}"'
+    assert request in compact
+    assert call_id in compact
+    lines = [
+        compact,
+        compact.replace(request, f'"request":{nested(1000)}', 1),  # opaque: fine at any depth JSON allows
+        compact.replace(call_id, f'"model_call_id":{nested(1000)}', 1),  # a string expected: explained
+        compact.replace(request, f'"request":{nested(5000)}', 1),  # deeper than any reader takes
+    ]
+    code, summary = report(lines_file(tmp_path, *(line.encode() for line in lines)), "--kind", "trajectory")
+    assert code == 1
+    assert codes_at(summary) == [("schema_violation", 3), ("json_invalid", 4)]
