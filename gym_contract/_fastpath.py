@@ -176,6 +176,9 @@ def _decode_exactly(decoder: msgspec.json.Decoder[Any], data: bytes) -> Any:
 def skeleton(data: bytes, kind: str) -> dict[str, Any] | None:
     """The record's structure as plain data with opaque values left as `msgspec.Raw`, or None to take the slow path."""
     try:
+        if not data.isascii():
+            # msgspec checks the UTF-8 of what it decodes, not of the payloads it keeps raw.
+            data.decode("utf-8")
         if kind != "rollout":
             record = _decode_exactly(skeleton_decoder(kind), data)
             return record if isinstance(record, dict) else None
@@ -190,8 +193,8 @@ def skeleton(data: bytes, kind: str) -> dict[str, Any] | None:
             # any other key lies outside the contract: it stays raw and is never read
         return top
     except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError):
-        # RecursionError: nesting deeper than the interpreter lets msgspec go; the parsed path
-        # applies the one depth limit every path shares.
+        # ValueError covers bad UTF-8 and a skeleton that does not re-encode exactly; RecursionError,
+        # nesting deeper than the interpreter lets msgspec go. The parsed path decides them all.
         return None
 
 

@@ -235,3 +235,12 @@ def test_a_number_no_reader_can_hold_is_invalid_json_on_every_path(number):
     data = b'{"source":"pi","records":[],"gaps":[],"x":' + number + b"}"
     _agree(data, "bundle")
     assert [d.code for d in check_line(data, "bundle", now=NOW).diagnostics] == ["json_invalid"]
+
+
+@pytest.mark.parametrize("payload", [b'"\xff"', b'"\xed\xa0\x80"', b'{"text":"caf\xc3"}'])
+def test_invalid_utf8_inside_an_opaque_payload_is_found_on_every_path(payload):
+    line = _canonical_example().replace(b'"request":{"model":"m","input":"q"}', b'"request":' + payload, 1)
+    assert line != _canonical_example()
+    assert skeleton(line, "trajectory") is None
+    _agree(line, "trajectory")
+    assert [d.code for d in check_line(line, "trajectory", now=NOW).diagnostics] == ["utf8_invalid"]
