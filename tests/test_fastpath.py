@@ -244,3 +244,22 @@ def test_invalid_utf8_inside_an_opaque_payload_is_found_on_every_path(payload):
     assert skeleton(line, "trajectory") is None
     _agree(line, "trajectory")
     assert [d.code for d in check_line(line, "trajectory", now=NOW).diagnostics] == ["utf8_invalid"]
+
+
+@settings(max_examples=min(settings().max_examples, int(os.environ.get("FASTPATH_EXAMPLES", "12")) * 4))
+@given(st.data())
+def test_paths_agree_on_a_canonical_line_damaged_byte_by_byte(data):
+    # Any damage at all — a byte replaced, dropped or inserted, anywhere — is judged alike by both paths.
+    line = bytearray(_canonical_example())
+    for _ in range(data.draw(st.integers(min_value=1, max_value=3), label="edits")):
+        at = data.draw(st.integers(min_value=0, max_value=len(line) - 1), label="at")
+        byte = data.draw(st.integers(min_value=0, max_value=255).filter(lambda b: b != 0x0A), label="byte")
+        edit = data.draw(st.sampled_from(["replace", "drop", "insert"]), label="edit")
+        if edit == "replace":
+            line[at] = byte
+        elif edit == "drop":
+            del line[at]
+        else:
+            line.insert(at, byte)
+    _agree(bytes(line), "trajectory")
+    _agree(bytes(line), None, hint="trajectory")
