@@ -37,9 +37,9 @@ def pointer(*parts: object) -> str:
 
 def _dicts(value: Any) -> list[tuple[int, dict[str, Any]]]:
     """The objects of a list, with their positions; anything else is the schema's business."""
-    if value.__class__ is not list:
+    if not isinstance(value, list):
         return []
-    return [(index, item) for index, item in enumerate(value) if item.__class__ is dict]
+    return [(index, item) for index, item in enumerate(value) if isinstance(item, dict)]
 
 
 def repeated(seen: dict[Any, Any], key: Any, where: Any) -> Any | None:
@@ -101,7 +101,7 @@ def invocation_rules(invocations: list[tuple[Path, dict[str, Any]]], ctx: Contex
                     pointer(*path, "parent_invocation_id"),
                 )
             spawned_by = invocation.get("spawned_by_tool_call_id")
-            if spawned_by.__class__ is not str:
+            if not isinstance(spawned_by, str):
                 continue
             if parent not in calls_of_parent:
                 calls_of_parent[parent] = _function_call_ids(by_id[parent][1])
@@ -126,13 +126,10 @@ def _cycle_from(start: str, by_id: dict[str, tuple[Path, dict[str, Any]]]) -> li
 
 
 def _function_call_ids(invocation: dict[str, Any]) -> set[str]:
-    conversation = invocation.get("conversation")
-    if conversation.__class__ is not list:
-        return set()
     return {
-        item.get("call_id")
-        for item in conversation
-        if item.__class__ is dict and item.get("type") == "function_call" and item.get("call_id").__class__ is str
+        item["call_id"]
+        for _, item in _dicts(invocation.get("conversation"))
+        if item.get("type") == "function_call" and isinstance(item.get("call_id"), str)
     }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections import OrderedDict
 from typing import Any
 
 import pytest
@@ -234,3 +235,17 @@ def test_several_problems_of_one_item_come_in_field_order():
         ("timestamp_implausible", "/records/2/completed_at"),
         ("duration_mismatch", "/records/2/duration_ms"),
     ]
+
+
+def test_rules_see_objects_and_arrays_of_any_mapping_and_list_subclass():
+    class Records(list):
+        pass
+
+    bundle = clean_bundle()
+    bundle["records"] = Records(OrderedDict(record) for record in bundle["records"])
+    bundle["records"].append(OrderedDict(invocation("root")))
+    assert ("invocation_id_duplicate", "error", "/records/4/invocation_id") in diagnostics(bundle, "bundle")
+    bundle["records"][1]["spawned_by_tool_call_id"] = "nope"
+    assert ("spawned_by_tool_call_missing", "warning", "/records/1/spawned_by_tool_call_id") in diagnostics(
+        bundle, "bundle"
+    )
