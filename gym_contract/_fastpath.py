@@ -11,6 +11,7 @@ handed to the precise path, which explains the failure; so this path only ever h
 
 from __future__ import annotations
 
+import sys
 import types
 import typing
 from functools import cache
@@ -20,6 +21,7 @@ import jsonschema_rs
 import msgspec
 
 from gym_contract import schemas
+from gym_contract._limits import max_depth
 from gym_contract._vocabulary import ROLLOUT_ATTACHMENTS, SCHEMA_OF_KIND
 
 # Keywords that only annotate: a subschema made of nothing else accepts every JSON value. Anything
@@ -173,8 +175,19 @@ def _decode_exactly(decoder: msgspec.json.Decoder[Any], data: bytes) -> Any:
     return decoded
 
 
+def _depth_bounded_by_interpreter(kind: str) -> bool:
+    """Whether msgspec cannot decode anything nested deeper than a record of ``kind`` may be.
+
+    Before Python 3.12 msgspec spends one level of the interpreter's recursion limit per level of
+    nesting, and that limit is below the package's; later interpreters bound C code differently.
+    """
+    return sys.version_info < (3, 12) and sys.getrecursionlimit() <= max_depth(kind)
+
+
 def skeleton(data: bytes, kind: str) -> dict[str, Any] | None:
     """The record's structure as plain data with opaque values left as `msgspec.Raw`, or None to take the slow path."""
+    if not _depth_bounded_by_interpreter(kind) and data.count(b"[") + data.count(b"{") > max_depth(kind):
+        return None  # it may nest too deep: the parsed path measures it
     try:
         if not data.isascii():
             # msgspec checks the UTF-8 of what it decodes, not of the payloads it keeps raw.

@@ -12,12 +12,12 @@ from gym_contract._json_parsing import (
     decode_failure,
     duplicate_key,
     find_duplicates,
-    json_type,
     loads,
     parse_record,
     proven_free_of_duplicates,
 )
 from gym_contract._sources import DamagedStreamError, Source, open_source
+from gym_contract._values import json_type
 from gym_contract.diagnostics import Diagnostic
 
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024

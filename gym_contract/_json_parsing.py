@@ -13,16 +13,14 @@ from typing import Any, TypeVar
 
 import orjson
 
+from gym_contract._json_writing import fragment
+from gym_contract._limits import MAX_DEPTH, depth_beyond
+from gym_contract._values import NumberText, json_type
 from gym_contract.diagnostics import Diagnostic
 
-ORJSON_MAX_DEPTH = 1024
+ORJSON_MAX_DEPTH = MAX_DEPTH + 1
 
 _NON_FINITE = re.compile(r"-?(?:NaN|Infinity)")
-_JSON_TYPE_NAMES: dict[type, str] = {list: "array", str: "string", int: "number", float: "number", bool: "true/false"}
-
-
-def json_type(value: Any) -> str:
-    return "null" if value is None else _JSON_TYPE_NAMES.get(type(value), type(value).__name__)
 
 
 def decode_failure(data: bytes, error: orjson.JSONDecodeError) -> tuple[Diagnostic, int]:
@@ -47,9 +45,9 @@ def decode_failure(data: bytes, error: orjson.JSONDecodeError) -> tuple[Diagnost
 def proven_free_of_duplicates(value: Any, data: bytes) -> bool:
     """True when `data` is exactly orjson's own output for `value`, which cannot repeat a key."""
     try:
-        if orjson.dumps(value) == data:
+        if orjson.dumps(value, default=fragment) == data:
             return True
-        return b"\n" in data and orjson.dumps(value, option=orjson.OPT_INDENT_2) == data.strip()
+        return b"\n" in data and orjson.dumps(value, default=fragment, option=orjson.OPT_INDENT_2) == data.strip()
     except orjson.JSONEncodeError:
         # orjson writes at most 254 levels; deeper values go the exact way.
         return False
@@ -89,8 +87,13 @@ def with_room_for_nesting(work: Callable[[], T]) -> T:
             sys.setrecursionlimit(previous)
 
 
-def _parse_with_pairs_hook(data: bytes, hook: Callable[[list[tuple[str, Any]]], Any], **options: Any) -> Any:
-    return with_room_for_nesting(lambda: json.loads(data, object_pairs_hook=hook, **options))
+def _parse_with_pairs_hook(data: bytes, hook: Callable[[list[tuple[str, Any]]], Any]) -> Any:
+    """The stdlib's parse of text orjson accepted, with every number as exact as `loads` keeps it."""
+    return with_room_for_nesting(
+        lambda: json.loads(
+            data, object_pairs_hook=hook, parse_int=_integer, parse_float=_float, parse_constant=_not_json
+        )
+    )
 
 
 def _pointer(segments: tuple[str | int, ...]) -> str:
@@ -139,9 +142,10 @@ _LONG_DIGITS = re.compile(rb"\d{20}")
 
 
 def loads(data: bytes | str) -> Any:
-    """Parse JSON as orjson does (and raise its `JSONDecodeError`), except that every integer stays
-    exact: orjson turns one beyond 64 bits into a float, and refuses one beyond a double's range;
-    JSON means the integer, whatever its size."""
+    """Parse JSON as orjson does (and raise its `JSONDecodeError`), except that every number stays
+    exactly what the text says: orjson turns an integer beyond 64 bits into a float and refuses a
+    number beyond a double's range. An integer Python can convert is an int, whatever its size; a
+    number Python cannot hold is kept as its text (`NumberText`)."""
     raw = data.encode() if isinstance(data, str) else data
     try:
         value = orjson.loads(raw)
@@ -150,25 +154,29 @@ def loads(data: bytes | str) -> Any:
             raise
         return _exact(raw, error)
     if _LONG_DIGITS.search(raw):
-        # orjson has proven the text is JSON and bounded its depth; the stdlib keeps integers whole.
+        # orjson has proven the text is JSON and bounded its depth; the stdlib keeps numbers whole.
         value = _parse_with_pairs_hook(raw, dict)
     return value
 
 
 def _exact(raw: bytes, refusal: orjson.JSONDecodeError) -> Any:
-    """The text orjson refused for a number out of a double's range: fine if that number is an
-    integer (Python's limit on the digits of one stands), refused as orjson did otherwise."""
+    """The text orjson refused for a number out of a double's range, read with that number kept as text."""
     try:
-        return _parse_with_pairs_hook(raw, dict, parse_float=_finite, parse_constant=_not_json)
+        return _parse_with_pairs_hook(raw, dict)
     except (ValueError, RecursionError):
         raise refusal from None
 
 
-def _finite(text: str) -> float:
+def _integer(text: str) -> int | NumberText:
+    try:
+        return int(text)
+    except ValueError:  # more digits than Python converts
+        return NumberText(text)
+
+
+def _float(text: str) -> float | NumberText:
     number = float(text)
-    if not math.isfinite(number):
-        raise ValueError(f"{text} is beyond a double's range")
-    return number
+    return number if math.isfinite(number) else NumberText(text)
 
 
 def _not_json(text: str) -> Any:
@@ -188,7 +196,22 @@ def not_an_object(value: Any) -> Diagnostic:
     return Diagnostic.of("record_not_object", f"the record is a JSON {json_type(value)}, not an object")
 
 
-def parse_record(data: bytes) -> dict[str, Any] | Diagnostic:
+def nesting_problem(value: Any, limit: int) -> Diagnostic | None:
+    """Why a parsed value nests deeper than ``limit`` levels (for a kind that sits deeper in a rollout record)."""
+    if limit >= MAX_DEPTH:
+        return None  # the parser itself refuses anything deeper
+    try:
+        orjson.dumps(value, default=fragment)
+        return None  # orjson writes at most 254 levels: shallow enough for any kind
+    except orjson.JSONEncodeError:
+        where = depth_beyond(value, limit)
+    if where is None:
+        return None
+    message = f"nesting is deeper than the {limit} levels a record of this kind may have, to fit in a rollout record"
+    return Diagnostic.of("json_invalid", message, _pointer(where))
+
+
+def parse_record(data: bytes, max_depth: int = MAX_DEPTH) -> dict[str, Any] | Diagnostic:
     """One JSONL record parsed, or the diagnostic that says why it is not one (without a line)."""
     parsed = parse_with_duplicates(data)
     if isinstance(parsed, Diagnostic):
@@ -196,4 +219,6 @@ def parse_record(data: bytes) -> dict[str, Any] | Diagnostic:
     value, repeated = parsed
     if type(value) is not dict:
         return not_an_object(value)
-    return duplicate_key(*repeated[0]) if repeated else value
+    if repeated:
+        return duplicate_key(*repeated[0])
+    return nesting_problem(value, max_depth) or value

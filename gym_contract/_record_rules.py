@@ -9,8 +9,6 @@ from gym_contract._outcome_base import MODEL_CONTEXT_LIMIT, TRANSIENT_KINDS
 from gym_contract._rules import (
     Context,
     Path,
-    _dicts,
-    _number,
     gap_rules,
     interval_rules,
     invocation_rules,
@@ -23,6 +21,7 @@ from gym_contract._rules import (
     token_rules,
     tool_rules,
 )
+from gym_contract._values import count, indexed_objects, integer, nonempty, number, obj, preview, text
 from gym_contract._vocabulary import CAPTURED_TOKEN_FIELDS
 from gym_contract.diagnostics import Diagnostic
 
@@ -33,12 +32,12 @@ def bundle_rules(bundle: dict[str, Any], ctx: Context) -> Iterator[Diagnostic]:
     tools: list[tuple[Path, dict[str, Any]]] = []
     compactions: list[tuple[Path, dict[str, Any]]] = []
     by_kind = {"agent_invocation": invocations, "tool_call": tools, "context_compaction": compactions}
-    for index, record in _dicts(bundle.get("records")):
-        group = by_kind.get(record.get("kind"))  # type: ignore[arg-type]
+    for index, record in indexed_objects(bundle.get("records")):
+        group = by_kind.get(text(record.get("kind")) or "")
         if group is not None:
             group.append((("records", index), record))
     yield from invocation_rules(invocations, ctx)
-    known = {r["invocation_id"] for _, r in invocations if isinstance(r.get("invocation_id"), str)}
+    known = _invocation_ids(invocations)
     yield from tool_rules(tools, ctx)
     for path, tool in tools:
         yield from reference_rule(path, tool.get("invocation_id"), known, "tool call", ctx)
@@ -48,13 +47,17 @@ def bundle_rules(bundle: dict[str, Any], ctx: Context) -> Iterator[Diagnostic]:
     yield from gap_rules(bundle.get("gaps"), ("gaps",))
 
 
+def _invocation_ids(invocations: list[tuple[Path, dict[str, Any]]]) -> set[str]:
+    return {named for _, invocation in invocations if (named := text(invocation.get("invocation_id"))) is not None}
+
+
 def compaction_rules(path: Path, compaction: dict[str, Any], ctx: Context) -> Iterator[Diagnostic]:
     yield from timestamp_rule((*path, "observed_at"), compaction.get("observed_at"), ctx)
-    before, after = compaction.get("tokens_before"), compaction.get("tokens_after")
-    if isinstance(before, int) and isinstance(after, int) and after > before:
+    before, after = count(compaction.get("tokens_before")), count(compaction.get("tokens_after"))
+    if before is not None and after is not None and after > before:
         yield Diagnostic.of(
             "compaction_tokens_grew",
-            f"tokens_after {after} > tokens_before {before} (legal: producers count differently)",
+            f"tokens_after {preview(after)} > tokens_before {preview(before)} (legal: producers count differently)",
             pointer(*path, "tokens_after"),
         )
 
@@ -62,29 +65,28 @@ def compaction_rules(path: Path, compaction: dict[str, Any], ctx: Context) -> It
 def trajectory_rules(trajectory: dict[str, Any], ctx: Context) -> Iterator[Diagnostic]:
     """An `ng_trajectory` record: identity, uniqueness, references, timing and token arithmetic."""
     yield from rollout_id_rule("/rollout_id", trajectory.get("rollout_id"))
-    invocations = [(("invocations", i), r) for i, r in _dicts(trajectory.get("invocations"))]
+    invocations = [(("invocations", i), r) for i, r in indexed_objects(trajectory.get("invocations"))]
     yield from invocation_rules(invocations, ctx)
-    known = {r["invocation_id"] for _, r in invocations if isinstance(r.get("invocation_id"), str)}
+    known = _invocation_ids(invocations)
 
     by_id: dict[str, int] = {}
-    by_response: set[tuple[Any, Any, str]] = set()
-    for index, call in _dicts(trajectory.get("model_calls")):
+    by_response: set[tuple[str | None, str | None, str]] = set()
+    for index, call in indexed_objects(trajectory.get("model_calls")):
         path = ("model_calls", index)
-        call_id = call.get("model_call_id")
-        if isinstance(call_id, str) and call_id and (prior := repeated(by_id, call_id, index)) is not None:
+        call_id = nonempty(call.get("model_call_id"))
+        if call_id is not None and (prior := repeated(by_id, call_id, index)) is not None:
             yield Diagnostic.of(
                 "model_call_id_duplicate",
                 f"model_call_id {call_id!r} is already used by model_calls[{prior}]",
                 pointer(*path, "model_call_id"),
             )
-        metadata = call.get("response_metadata")
-        if isinstance(metadata, dict):
-            response_id, model_ref = metadata.get("response_id"), metadata.get("model_ref")
-            if isinstance(response_id, str) and response_id and isinstance(model_ref, dict):
-                by_response.add((model_ref.get("type"), model_ref.get("name"), response_id))
+        metadata = obj(call.get("response_metadata")) or {}
+        response_id, model_ref = nonempty(metadata.get("response_id")), obj(metadata.get("model_ref"))
+        if response_id is not None and model_ref is not None:
+            by_response.add((text(model_ref.get("type")), text(model_ref.get("name")), response_id))
         yield from interval_rules(path, call, ctx)
-        stats = call.get("token_stats")
-        if isinstance(stats, dict):
+        stats = obj(call.get("token_stats"))
+        if stats is not None:
             yield from token_rules(
                 (*path, "token_stats"),
                 stats.get("prompt_tokens"),
@@ -94,50 +96,53 @@ def trajectory_rules(trajectory: dict[str, Any], ctx: Context) -> Iterator[Diagn
             )
 
     def resolves(ref: dict[str, Any]) -> bool:
-        call_id, model_ref, response_id = ref.get("model_call_id"), ref.get("model_ref"), ref.get("response_id")
-        if isinstance(call_id, str) and call_id:
+        call_id, model_ref = nonempty(ref.get("model_call_id")), obj(ref.get("model_ref"))
+        if call_id is not None:
             return call_id in by_id
-        if not isinstance(model_ref, dict):
+        response_id = nonempty(ref.get("response_id"))
+        if model_ref is None or response_id is None:
             return False
-        return (model_ref.get("type"), model_ref.get("name"), response_id) in by_response
+        return (text(model_ref.get("type")), text(model_ref.get("name")), response_id) in by_response
 
     def dangling(base: Path, refs: Any) -> Iterator[Diagnostic]:
-        for index, ref in _dicts(refs):
+        for index, ref in indexed_objects(refs):
             if not resolves(ref):
-                shown = ref.get("model_call_id") or ref.get("response_id")
+                shown = nonempty(ref.get("model_call_id")) or text(ref.get("response_id"))
                 yield Diagnostic.of(
                     "model_call_reference_dangling",
-                    f"model call {shown!r} is not among this trajectory's model_calls",
+                    f"model call {preview(shown)} is not among this trajectory's model_calls",
                     pointer(*base, "model_calls", index),
                 )
 
     for path, invocation in invocations:
         yield from dangling(path, invocation.get("model_calls"))
 
-    turns_seen: dict[tuple[Any, Any], int] = {}
-    task_id, rollout_id = trajectory.get("task_id"), trajectory.get("rollout_id")
-    for index, turn in _dicts(trajectory.get("turns")):
+    turns_seen: dict[tuple[str, int], int] = {}
+    task_id, rollout_id = text(trajectory.get("task_id")), text(trajectory.get("rollout_id"))
+    for index, turn in indexed_objects(trajectory.get("turns")):
         path = ("turns", index)
         for field, expected in (("task_id", task_id), ("rollout_id", rollout_id)):
-            if field in turn and turn[field] != expected:
+            given = text(turn.get(field))
+            if given is not None and expected is not None and given != expected:
                 yield Diagnostic.of(
                     "turn_identity_mismatch",
-                    f"turn {field} {turn[field]!r} differs from the trajectory's {expected!r}",
+                    f"turn {field} {preview(given)} differs from the trajectory's {preview(expected)}",
                     pointer(*path, field),
                 )
-        key = (turn.get("invocation_id"), turn.get("turn_no"))
-        if (prior := repeated(turns_seen, key, index)) is not None:
+        invocation_id, turn_no = text(turn.get("invocation_id")), integer(turn.get("turn_no"))
+        key = (invocation_id, turn_no) if invocation_id is not None and turn_no is not None else None
+        if key is not None and (prior := repeated(turns_seen, key, index)) is not None:
             yield Diagnostic.of(
                 "turn_number_duplicate",
-                f"turn {key[1]!r} of invocation {key[0]!r} already appears at turns[{prior}]",
+                f"turn {preview(key[1])} of invocation {preview(key[0])} already appears at turns[{prior}]",
                 pointer(*path, "turn_no"),
             )
-        yield from reference_rule(path, turn.get("invocation_id"), known, "turn", ctx)
-        if not plausible(_number(turn.get("timestamp")), ctx):
+        yield from reference_rule(path, invocation_id, known, "turn", ctx)
+        if not plausible(number(turn.get("timestamp")), ctx):
             yield from timestamp_rule((*path, "timestamp"), turn.get("timestamp"), ctx)
         yield from dangling(path, turn.get("model_calls"))
 
-    tools = [(("tool_calls", i), r) for i, r in _dicts(trajectory.get("tool_calls"))]
+    tools = [(("tool_calls", i), r) for i, r in indexed_objects(trajectory.get("tool_calls"))]
     yield from tool_rules(tools, ctx)
     for path, tool in tools:
         yield from reference_rule(path, tool.get("invocation_id"), known, "tool call", ctx)
@@ -147,17 +152,17 @@ def trajectory_rules(trajectory: dict[str, Any], ctx: Context) -> Iterator[Diagn
 def capture_rules(capture: dict[str, Any], ctx: Context) -> Iterator[Diagnostic]:
     """An `ng_model_call_capture` attachment: its id, its calls, and sums that hide unknown values."""
     yield from rollout_id_rule("/rollout_id", capture.get("rollout_id"))
-    calls = list(_dicts(capture.get("calls")))
+    calls = indexed_objects(capture.get("calls"))
     for index, call in calls:
         yield from model_call_record_rules(("calls", index), call, ctx)
-    metrics = capture.get("metrics")
-    if isinstance(metrics, dict):
+    metrics = obj(capture.get("metrics"))
+    if metrics is not None:
         for field in CAPTURED_TOKEN_FIELDS:
-            known = sum(1 for _, call in calls if isinstance(call.get(field), int))
+            known = sum(1 for _, call in calls if count(call.get(field)) is not None)
             if 0 < known < len(calls) and metrics.get(field) is not None:
                 yield Diagnostic.of(
                     "metrics_partial_sum",
-                    f"{field} {metrics.get(field)} sums {known} of {len(calls)} calls; the rest are unknown",
+                    f"{field} {preview(metrics.get(field))} sums {known} of {len(calls)} calls; the rest are unknown",
                     f"/metrics/{field}",
                 )
     yield from gap_rules(capture.get("gaps"), ("gaps",))
@@ -167,7 +172,7 @@ def model_call_record_rules(path: Path, call: dict[str, Any], ctx: Context) -> l
     """One captured call: plausible timestamps and token arithmetic (a list: it runs for every call)."""
     found: list[Diagnostic] = []
     for field in ("started_at", "completed_at"):
-        if not plausible(_number(call.get(field)), ctx):
+        if not plausible(number(call.get(field)), ctx):
             found.extend(timestamp_rule((*path, field), call.get(field), ctx))
     tokens = call.get("tokens_in"), call.get("tokens_out"), call.get("tokens_total"), call.get("cached_tokens")
     return found + token_rules(path, *tokens)
@@ -181,7 +186,7 @@ def exchange_rules(exchange: dict[str, Any], ctx: Context) -> Iterator[Diagnosti
 
 def outcome_rules(outcome: dict[str, Any], ctx: Context) -> Iterator[Diagnostic]:
     """An `ng_agent_outcome`: its status agrees with its failure kind."""
-    kind, status = outcome.get("failure_kind"), outcome.get("response_status")
+    kind, status = text(outcome.get("failure_kind")), text(outcome.get("response_status"))
     if kind in TRANSIENT_KINDS and status == "completed":
         yield Diagnostic.of(
             "outcome_status_inconsistent",

@@ -8,7 +8,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from gym_contract import schemas
-from gym_contract.diagnostics import Diagnostic, Severity
+from gym_contract._values import count, indexed_objects, number, preview, text
+from gym_contract.diagnostics import Diagnostic
 
 ROLLOUT_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 EARLIEST_PLAUSIBLE = 946_684_800.0  # 2000-01-01T00:00:00Z
@@ -35,32 +36,12 @@ def pointer(*parts: object) -> str:
     return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in parts)
 
 
-def _dicts(value: Any) -> list[tuple[int, dict[str, Any]]]:
-    """The objects of a list, with their positions; anything else is the schema's business."""
-    if not isinstance(value, list):
-        return []
-    return [(index, item) for index, item in enumerate(value) if isinstance(item, dict)]
-
-
 def repeated(seen: dict[Any, Any], key: Any, where: Any) -> Any | None:
     """Where ``key`` was first seen, or None when it is new (and is then recorded as seen at ``where``)."""
     prior = seen.get(key)
     if prior is None:
         seen[key] = where
     return prior
-
-
-def _number(value: Any) -> float | None:
-    kind = value.__class__
-    return value if kind is float else float(value) if kind is int else None
-
-
-def _count(value: Any) -> int | None:
-    return value if value.__class__ is int else None
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 
 # ------------------------------------------------------------------------------------------ pieces
@@ -70,8 +51,8 @@ def invocation_rules(invocations: list[tuple[Path, dict[str, Any]]], ctx: Contex
     """Unique ids, acyclic parent links, present parents, spawning tool calls that exist."""
     by_id: dict[str, tuple[Path, dict[str, Any]]] = {}
     for path, invocation in invocations:
-        invocation_id = invocation.get("invocation_id")
-        if not isinstance(invocation_id, str):
+        invocation_id = text(invocation.get("invocation_id"))
+        if invocation_id is None:
             continue
         if (prior := repeated(by_id, invocation_id, (path, invocation))) is not None:
             yield Diagnostic.of(
@@ -82,8 +63,8 @@ def invocation_rules(invocations: list[tuple[Path, dict[str, Any]]], ctx: Contex
     reported_cycles: set[frozenset[str]] = set()
     calls_of_parent: dict[str, set[str]] = {}  # a parent's conversation is read once, whatever its children
     for invocation_id, (path, invocation) in by_id.items():
-        parent = invocation.get("parent_invocation_id")
-        if not isinstance(parent, str):
+        parent = text(invocation.get("parent_invocation_id"))
+        if parent is None:
             continue
         if parent not in by_id:
             yield Diagnostic.of(
@@ -100,8 +81,8 @@ def invocation_rules(invocations: list[tuple[Path, dict[str, Any]]], ctx: Contex
                     "parent links form a cycle: " + " → ".join([*cycle, cycle[0]]),
                     pointer(*path, "parent_invocation_id"),
                 )
-            spawned_by = invocation.get("spawned_by_tool_call_id")
-            if not isinstance(spawned_by, str):
+            spawned_by = text(invocation.get("spawned_by_tool_call_id"))
+            if spawned_by is None:
                 continue
             if parent not in calls_of_parent:
                 calls_of_parent[parent] = _function_call_ids(by_id[parent][1])
@@ -116,35 +97,36 @@ def invocation_rules(invocations: list[tuple[Path, dict[str, Any]]], ctx: Contex
 def _cycle_from(start: str, by_id: dict[str, tuple[Path, dict[str, Any]]]) -> list[str]:
     """The cycle reached from ``start`` by parent links, if ``start`` lies on it."""
     seen: list[str] = []
-    current: Any = start
-    while isinstance(current, str) and current in by_id:
+    current = text(start)
+    while current is not None and current in by_id:
         if current in seen:
             return seen[seen.index(current) :] if current == start else []
         seen.append(current)
-        current = by_id[current][1].get("parent_invocation_id")
+        current = text(by_id[current][1].get("parent_invocation_id"))
     return []
 
 
 def _function_call_ids(invocation: dict[str, Any]) -> set[str]:
     return {
         item["call_id"]
-        for _, item in _dicts(invocation.get("conversation"))
-        if item.get("type") == "function_call" and isinstance(item.get("call_id"), str)
+        for _, item in indexed_objects(invocation.get("conversation"))
+        if item.get("type") == "function_call" and text(item.get("call_id")) is not None
     }
 
 
 def tool_rules(tools: list[tuple[Path, dict[str, Any]]], ctx: Context) -> Iterator[Diagnostic]:
     """Timing order and duration, and one record per (invocation_id, tool_call_id)."""
-    seen: dict[tuple[Any, Any], Path] = {}
+    seen: dict[tuple[str, str], Path] = {}
     for path, tool in tools:
-        key = (tool.get("invocation_id"), tool.get("tool_call_id"))
-        if (prior := repeated(seen, key, path)) is not None:
+        invocation_id, tool_call_id = text(tool.get("invocation_id")), text(tool.get("tool_call_id"))
+        key = (invocation_id, tool_call_id) if invocation_id is not None and tool_call_id is not None else None
+        if key is not None and (prior := repeated(seen, key, path)) is not None:
             yield Diagnostic.of(
                 "tool_call_duplicate",
                 f"tool call {key[1]!r} of invocation {key[0]!r} is already recorded at {pointer(*prior)}",
                 pointer(*path, "tool_call_id"),
             )
-        started, completed = _number(tool.get("started_at")), _number(tool.get("completed_at"))
+        started, completed = number(tool.get("started_at")), number(tool.get("completed_at"))
         if started is not None and completed is not None and completed < started:
             yield Diagnostic.of(
                 "tool_timing_reversed",
@@ -159,13 +141,13 @@ def interval_rules(path: Path, item: dict[str, Any], ctx: Context) -> list[Diagn
 
     A list, not a generator: it runs for every timed item, and almost always finds nothing.
     """
-    started, completed = _number(item.get("started_at")), _number(item.get("completed_at"))
+    started, completed = number(item.get("started_at")), number(item.get("completed_at"))
     found: list[Diagnostic] = []
     if not plausible(started, ctx):
         found.extend(timestamp_rule((*path, "started_at"), started, ctx))
     if not plausible(completed, ctx):
         found.extend(timestamp_rule((*path, "completed_at"), completed, ctx))
-    duration = _number(item.get("duration_ms"))
+    duration = number(item.get("duration_ms"))
     if started is None or completed is None or duration is None:
         return found
     measured = (completed - started) * 1000.0
@@ -188,12 +170,12 @@ def plausible(stamp: float | None, ctx: Context) -> bool:
 
 
 def timestamp_rule(path: Path, value: Any, ctx: Context) -> Iterator[Diagnostic]:
-    stamp = _number(value)
+    stamp = number(value)
     if stamp is None or plausible(stamp, ctx):
         return
     where = pointer(*path)
     if not math.isfinite(stamp):
-        yield Diagnostic.of("timestamp_implausible", f"timestamp {value} is not finite", where)
+        yield Diagnostic.of("timestamp_implausible", f"timestamp {preview(value)} is not finite", where)
     elif stamp < EARLIEST_PLAUSIBLE:
         message = f"{stamp:g} is before 2000-01-01 as UTC Unix seconds (milliseconds?)"
         yield Diagnostic.of("timestamp_implausible", message, where)
@@ -202,48 +184,49 @@ def timestamp_rule(path: Path, value: Any, ctx: Context) -> Iterator[Diagnostic]
 
 
 def reference_rule(path: Path, invocation_id: Any, known: set[str], what: str, ctx: Context) -> list[Diagnostic]:
-    """A record of ``path`` that names an invocation must find it (a warning only in partial bundles)."""
-    if invocation_id.__class__ is not str or invocation_id in known:
+    """A record of ``path`` that names an invocation should find it; partial trees are legal evidence."""
+    named = text(invocation_id)
+    if named is None or named in known:
         return []
-    severity: Severity = "error" if ctx.container == "trajectory" else "warning"
     return [
         Diagnostic.of(
             "invocation_reference_missing",
-            f"{what} names invocation {invocation_id!r}, which is not in this {ctx.container}",
+            f"{what} names invocation {named!r}, which is not in this {ctx.container}; the tree is partial",
             pointer(*path, "invocation_id"),
-            severity=severity,
         )
     ]
 
 
 def gap_rules(gaps: Any, base: Path) -> Iterator[Diagnostic]:
     known = schemas.gap_codes()
-    for index, gap in _dicts(gaps):
-        code = gap.get("code")
-        if isinstance(code, str) and code not in known:
+    for index, gap in indexed_objects(gaps):
+        code = text(gap.get("code"))
+        if code is not None and code not in known:
             message = f"gap code {code!r} is not in the registry"
             yield Diagnostic.of("gap_code_unknown", message, pointer(*base, index, "code"))
 
 
 def token_rules(path: Path, prompt: Any, completion: Any, total: Any, cached: Any) -> list[Diagnostic]:
     """Token arithmetic of one call: the total adds up, the cache is part of the prompt."""
-    prompt, completion, total, cached = _count(prompt), _count(completion), _count(total), _count(cached)
+    prompt, completion, total, cached = count(prompt), count(completion), count(total), count(cached)
     found: list[Diagnostic] = []
     if total is not None and prompt is not None and completion is not None and total != prompt + completion:
         found.append(
             Diagnostic.of(
                 "token_total_mismatch",
-                f"total {total} ≠ prompt {prompt} + completion {completion} = {prompt + completion}",
+                f"total {preview(total)} ≠ prompt {preview(prompt)} + completion {preview(completion)}"
+                f" = {preview(prompt + completion)}",
                 pointer(*path),
             )
         )
     if cached is not None and prompt is not None and cached > prompt:
-        found.append(Diagnostic.of("cached_tokens_exceed_prompt", f"cached {cached} > prompt {prompt}", pointer(*path)))
+        message = f"cached {preview(cached)} > prompt {preview(prompt)}"
+        found.append(Diagnostic.of("cached_tokens_exceed_prompt", message, pointer(*path)))
     return found
 
 
 def rollout_id_rule(path: str, value: Any) -> Iterator[Diagnostic]:
-    if isinstance(value, str) and not ROLLOUT_ID_PATTERN.fullmatch(value):
+    if text(value) is not None and not ROLLOUT_ID_PATTERN.fullmatch(value):
         yield Diagnostic.of(
             "rollout_id_invalid", f"rollout id {value!r} does not match ^[A-Za-z0-9][A-Za-z0-9._-]*$", path
         )

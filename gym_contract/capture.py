@@ -16,7 +16,8 @@ import orjson
 from pydantic import ValidationError
 
 from gym_contract._io import DEFAULT_MAX_LINE_BYTES, iter_lines
-from gym_contract._json_parsing import loads, parse_record
+from gym_contract._json_parsing import loads, nesting_problem, parse_record
+from gym_contract._limits import max_depth
 from gym_contract._sources import InputUnreadable, open_source
 from gym_contract._vocabulary import CAPTURED_TOKEN_FIELDS, token_count
 from gym_contract.diagnostics import Diagnostic
@@ -45,6 +46,8 @@ _NO_RECORDS = "model_call_capture_no_records"
 _RECORDS_UNREADABLE = "model_call_capture_records_unreadable"
 _INCOMPLETE = "model_call_capture_incomplete"
 _UNREADABLE = "model_call_capture_unreadable"
+# A capture line becomes a call of a rollout record's ng_model_call_capture: it must fit there.
+_CAPTURE_LINE_DEPTH = max_depth("capture_exchange")
 
 
 # --- reading values of unknown shape: anything unexpected reads as "unknown" -------------------------
@@ -338,10 +341,11 @@ def read_capture(path: str | Path, rollout_id: str, *, max_line_bytes: int = DEF
                         position += 1
                     damaged.append(line.at(source=source.name))
                     continue
-                exchange = parse_record(line.data)
+                exchange = parse_record(line.data, _CAPTURE_LINE_DEPTH)
                 if isinstance(exchange, Diagnostic) and exchange.code == "json_duplicate_key":
                     # The reference keeps the last value of a repeated key; so does this reader.
-                    exchange = loads(line.data)
+                    kept = loads(line.data)
+                    exchange = nesting_problem(kept, _CAPTURE_LINE_DEPTH) or kept
                 if isinstance(exchange, Diagnostic):
                     damaged.append(exchange.at(line=line.number, source=source.name))
                 else:

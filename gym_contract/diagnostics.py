@@ -56,13 +56,15 @@ CODES: dict[str, CodeInfo] = {
     "turn_number_duplicate": CodeInfo("error", "Two turns share (invocation_id, turn_no)."),
     # Rules we add (CONTRACT 9.3)
     "invocation_reference_missing": CodeInfo(
-        "error", "A tool call, compaction or turn names an invocation that is not there (a warning in bundles)."
+        "warning", "A tool call, compaction or turn names an invocation that is not there: the tree is partial."
     ),
     "parent_invocation_missing": CodeInfo("info", "An invocation's parent is not in the same bundle or trajectory."),
     "spawned_by_tool_call_missing": CodeInfo(
         "warning", "spawned_by_tool_call_id names no function_call in the parent invocation's conversation."
     ),
-    "tool_call_duplicate": CodeInfo("error", "Two tool records share (invocation_id, tool_call_id)."),
+    "tool_call_duplicate": CodeInfo(
+        "warning", "Two tool records share (invocation_id, tool_call_id): one call observed twice."
+    ),
     "duration_mismatch": CodeInfo(
         "warning", "duration_ms disagrees with completed_at − started_at by more than 1 ms + 1 %."
     ),

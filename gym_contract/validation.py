@@ -10,9 +10,17 @@ from typing import Any
 from jsonschema.exceptions import ValidationError
 
 from gym_contract import _fastpath, schemas
-from gym_contract._json_parsing import duplicate_key, not_an_object, parse_with_duplicates, with_room_for_nesting
+from gym_contract._json_parsing import (
+    duplicate_key,
+    nesting_problem,
+    not_an_object,
+    parse_with_duplicates,
+    with_room_for_nesting,
+)
+from gym_contract._limits import max_depth, value_problem
 from gym_contract._record_rules import bundle_rules, capture_rules, exchange_rules, outcome_rules, trajectory_rules
 from gym_contract._rules import Context, pointer, rollout_id_rule
+from gym_contract._values import PREVIEW_CHARS, NumberText, json_type, preview
 from gym_contract._vocabulary import ROLLOUT_ATTACHMENTS, SCHEMA_OF_KIND
 from gym_contract.diagnostics import ContractError, Diagnostic
 
@@ -64,7 +72,7 @@ def iter_diagnostics(obj: Any, kind: str | None = None, *, now: float | None = N
     if kind is not None and kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
     if not isinstance(obj, dict):
-        yield Diagnostic.of("record_not_object", f"a record is a JSON object, not {_json_type(obj)}")
+        yield Diagnostic.of("record_not_object", f"a record is a JSON object, not {json_type(obj, article=True)}")
         return
     resolved = kind or detect_kind(obj)
     if resolved is None:
@@ -73,11 +81,20 @@ def iter_diagnostics(obj: Any, kind: str | None = None, *, now: float | None = N
             "cannot tell what kind of record this is from its keys; name it with kind= (--kind): " + ", ".join(KINDS),
         )
         return
-    ctx_now = time.time() if now is None else now
-    if resolved == "rollout":
-        yield from _rollout_diagnostics(obj, ctx_now)
+    # A value handed over in Python may be what no JSON text read here can be; it is refused like a damaged line.
+    problem = value_problem(obj, max_depth(resolved))
+    if problem is not None:
+        yield Diagnostic.of("json_invalid", problem[1], pointer(*problem[0]), kind=resolved)
+        return
+    yield from _diagnostics(obj, resolved, time.time() if now is None else now)
+
+
+def _diagnostics(obj: dict[str, Any], kind: str, now: float) -> Iterator[Diagnostic]:
+    """The diagnostics of a record of a known kind that is a JSON value within the package's limits."""
+    if kind == "rollout":
+        yield from _rollout_diagnostics(obj, now)
     else:
-        yield from _record_diagnostics(obj, resolved, ctx_now)
+        yield from _record_diagnostics(obj, kind, now)
 
 
 def _record_diagnostics(obj: dict[str, Any], kind: str, now: float) -> Iterator[Diagnostic]:
@@ -115,7 +132,7 @@ def _rollout_diagnostics(
         if not isinstance(value, dict):
             yield Diagnostic.of(
                 "schema_violation",
-                f"{key} must be an object, not {_json_type(value)}",
+                f"{key} must be an object, not {json_type(value, article=True)}",
                 prefix,
                 kind=kind,
                 keyword="type",
@@ -170,9 +187,13 @@ def check_line(
     counted = [(path, key) for path, key in repeated if not _fastpath.opaque_at(resolved, path)]
     if counted:
         return CheckedLine(None, None, [duplicate_key(*counted[0])])
+    if too_deep := nesting_problem(parsed, max_depth(resolved)):
+        return CheckedLine(None, None, [too_deep])
     if fast and resolved is not None and _fastpath.structurally_valid(parsed, resolved):
         return CheckedLine(resolved, parsed, _rules_only(parsed, resolved, moment))
-    return CheckedLine(resolved, parsed, list(iter_diagnostics(parsed, resolved, now=moment)))
+    if resolved is None:
+        return CheckedLine(None, parsed, list(iter_diagnostics(parsed, now=moment)))
+    return CheckedLine(resolved, parsed, list(_diagnostics(parsed, resolved, moment)))
 
 
 def _rules_only(record: dict[str, Any], kind: str, now: float) -> list[Diagnostic]:
@@ -197,7 +218,6 @@ def is_valid(obj: Any, kind: str | None = None, *, now: float | None = None) -> 
 # ----------------------------------------------------------------------------- schema diagnostics
 
 _BRANCH_KEYS = ("kind", "type")
-_INSTANCE_PREVIEW = 80
 
 
 def _schema_diagnostic(error: ValidationError, schema_id: str, kind: str) -> Diagnostic:
@@ -238,29 +258,14 @@ def _most_relevant(error: ValidationError) -> ValidationError:
 
 def _message(error: ValidationError) -> str:
     if error.validator in ("anyOf", "oneOf"):
-        return f"{_preview(error.instance)} matches none of the allowed shapes ({error.validator})"
+        return f"{preview(error.instance)} matches none of the allowed shapes ({error.validator})"
     if error.validator == "additionalProperties":
         return error.message.replace("Additional properties are not allowed", "unknown key(s) not allowed")
+    if error.validator == "type" and isinstance(error.instance, NumberText):
+        wanted = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
+        expected = " or ".join(map(repr, wanted))
+        return f"{error.instance!r} is a number beyond what a double or a Python int holds; expected {expected}"
     full = repr(error.instance)
-    if len(full) > _INSTANCE_PREVIEW and error.message.startswith(full):
-        return _preview(error.instance) + error.message[len(full) :]
+    if len(full) > PREVIEW_CHARS and error.message.startswith(full):
+        return preview(error.instance) + error.message[len(full) :]
     return error.message
-
-
-def _preview(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= _INSTANCE_PREVIEW else text[: _INSTANCE_PREVIEW - 1] + "…"
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true/false"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return type(value).__name__

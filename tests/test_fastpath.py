@@ -230,11 +230,35 @@ def test_an_integer_beyond_a_doubles_range_is_still_an_integer(digits):
     assert codes == ["invocation_reference_missing", "compaction_tokens_grew"]
 
 
-@pytest.mark.parametrize("number", [b"1e400", b"-1e400", b"1" * 4301])
-def test_a_number_no_reader_can_hold_is_invalid_json_on_every_path(number):
+BEYOND_PYTHON = [b"1e400", b"-1e400", b"1" * 4301, b"1" * 400 + b".5"]
+
+
+@pytest.mark.parametrize("number", BEYOND_PYTHON)
+def test_a_number_python_cannot_hold_passes_inside_a_payload_on_every_path(number):
+    # JSON sets no range on numbers; the contract never reads a payload, so no path refuses one.
+    data = b'{"task_id":"7","rollout_id":"7-0","model_calls":[{"request":{"seed":' + number + b"}}]}"
+    _agree(data, "trajectory")
+    assert check_line(data, "trajectory", now=NOW).diagnostics == []
+
+
+@pytest.mark.parametrize("number", BEYOND_PYTHON)
+def test_a_number_python_cannot_hold_is_a_schema_violation_where_the_contract_wants_a_number(number):
+    data = b'{"task_id":"7","rollout_id":"7-0","model_calls":[{"duration_ms":' + number + b"}]}"
+    _agree(data, "trajectory")
+    (diagnostic,) = check_line(data, "trajectory", now=NOW).diagnostics
+    assert (diagnostic.code, diagnostic.keyword, diagnostic.path) == (
+        "schema_violation",
+        "type",
+        "/model_calls/0/duration_ms",
+    )
+    assert "beyond what a double or a Python int holds" in diagnostic.message
+
+
+@pytest.mark.parametrize("number", BEYOND_PYTHON)
+def test_a_number_python_cannot_hold_under_an_unknown_key_is_an_unknown_key_on_every_path(number):
     data = b'{"source":"pi","records":[],"gaps":[],"x":' + number + b"}"
     _agree(data, "bundle")
-    assert [d.code for d in check_line(data, "bundle", now=NOW).diagnostics] == ["json_invalid"]
+    assert [d.keyword for d in check_line(data, "bundle", now=NOW).diagnostics] == ["additionalProperties"]
 
 
 @pytest.mark.parametrize("payload", [b'"\xff"', b'"\xed\xa0\x80"', b'{"text":"caf\xc3"}'])
