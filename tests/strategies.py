@@ -1,0 +1,169 @@
+"""Hypothesis strategies for hostile input: any JSON value anywhere, and example records broken at random."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import orjson
+from hypothesis import strategies as st
+
+from gym_contract import schemas
+from gym_contract._vocabulary import ROLLOUT_ATTACHMENTS
+from tests.support import REPO
+
+HUGE_INTEGERS = [2**63, 2**64, -(2**63) - 1, 10**30, 10**400, 10**4299]
+"""Integers past every fixed width."""
+
+
+def _longer_than_python_writes() -> int:
+    return 10**5000
+
+
+def huge_integers() -> st.SearchStrategy[int]:
+    # Built, not sampled: Hypothesis writes sampled values out, and Python refuses to write this one.
+    return st.one_of(st.sampled_from(HUGE_INTEGERS), st.builds(_longer_than_python_writes))
+
+
+@cache
+def contract_keys() -> tuple[str, ...]:
+    """Every property name the bundled schemas know, the attachment keys, and the rollout id keys."""
+    names: set[str] = {*ROLLOUT_ATTACHMENTS, "_ng_rollout_id", "_ng_task_index", "_ng_rollout_index"}
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            properties = node.get("properties")
+            if isinstance(properties, dict):
+                names.update(properties)
+            for child in node.values():
+                walk(child)
+        elif isinstance(node, list):
+            for child in node:
+                walk(child)
+
+    for name in schemas.names():
+        walk(schemas.get(name))
+    return tuple(sorted(names))
+
+
+def _keys() -> st.SearchStrategy[str]:
+    return st.one_of(st.sampled_from(contract_keys()), st.text(max_size=8))
+
+
+def scalars(*, surrogates: bool = True) -> st.SearchStrategy[Any]:
+    """Leaves: null, booleans, integers of any size, finite floats, and text (lone surrogates too)."""
+    alphabet = st.characters(codec=None) if surrogates else st.characters(codec="utf-8")
+    return st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(),
+        huge_integers(),
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.text(alphabet=alphabet, max_size=12),
+        st.sampled_from(contract_keys()),
+    )
+
+
+def nested(value: Any, depth: int) -> Any:
+    """``value`` inside ``depth`` alternating arrays and objects."""
+    for level in range(depth):
+        value = [value] if level % 2 else {"content": value}
+    return value
+
+
+def json_values(*, max_leaves: int = 30, surrogates: bool = True) -> st.SearchStrategy[Any]:
+    """Any JSON value: contract keys at random places, huge integers, and now and then very deep nesting."""
+    base = st.recursive(
+        scalars(surrogates=surrogates),
+        lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(_keys(), children, max_size=5)),
+        max_leaves=max_leaves,
+    )
+    deep = st.builds(nested, base, st.sampled_from([300, 1100, 3000]))
+    return st.one_of(base, base, base, deep)
+
+
+# ------------------------------------------------------------------------------------ example records
+
+
+def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    for line in path.read_bytes().splitlines():
+        try:
+            value = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            yield value
+
+
+@cache
+def example_records() -> tuple[dict[str, Any], ...]:
+    """Every record shipped with the repository: example rollouts, capture lines, conformance data."""
+    found: list[dict[str, Any]] = []
+    for path in sorted((REPO / "examples").rglob("*.jsonl")):
+        found.extend(_jsonl(path))
+    for path in sorted((REPO / "tests" / "conformance").glob("*.json")):
+        if path.name == "suite.schema.json":
+            continue
+        for group in json.loads(path.read_text()):
+            found.extend(test["data"] for test in group["tests"] if isinstance(test.get("data"), dict))
+    return tuple(found)
+
+
+def _places(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """The path of every value inside ``value`` (not the value itself), bounded in depth."""
+    if len(path) > 12:
+        return
+    children = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, child in children:
+        yield (*path, key)
+        yield from _places(child, (*path, key))
+
+
+def _at(value: Any, path: tuple[Any, ...]) -> Any:
+    for part in path:
+        value = value[part]
+    return value
+
+
+MUTATIONS = ("delete", "retype", "swap", "duplicate", "wrap_string", "add_key")
+
+
+@st.composite
+def mutated_records(draw: st.DrawFn, records: tuple[dict[str, Any], ...] | None = None) -> dict[str, Any]:
+    """An example record broken one to three times: a key deleted, a value of another type, two values
+    swapped between keys, a list item repeated, a string turned into a list or an object, a contract
+    key added somewhere with any value."""
+    record = copy.deepcopy(draw(st.sampled_from(records or example_records())))
+    for _ in range(draw(st.integers(1, 3))):
+        places = list(_places(record))
+        if not places:
+            break
+        path = draw(st.sampled_from(places))
+        parent, key = _at(record, path[:-1]), path[-1]
+        mutation = draw(st.sampled_from(MUTATIONS))
+        if mutation == "delete" and isinstance(parent, dict):
+            del parent[key]
+        elif mutation == "retype":
+            parent[key] = draw(json_values(max_leaves=5))
+        elif mutation == "swap":
+            other = draw(st.sampled_from(places))
+            if other[: len(path)] != path and path[: len(other)] != other:
+                other_parent, other_key = _at(record, other[:-1]), other[-1]
+                parent[key], other_parent[other_key] = other_parent[other_key], parent[key]
+        elif mutation == "duplicate" and isinstance(parent, list):
+            parent.insert(key, copy.deepcopy(parent[key]))
+        elif mutation == "wrap_string" and isinstance(parent[key], str):
+            parent[key] = draw(st.sampled_from([[parent[key]], {"text": parent[key]}, {"type": parent[key]}]))
+        else:
+            target = _at(record, path) if isinstance(_at(record, path), dict) else record
+            target[draw(st.sampled_from(contract_keys()))] = draw(json_values(max_leaves=5))
+    return record
+
+
+def hostile_records() -> st.SearchStrategy[Any]:
+    """What the laws feed every entry point: broken example records, and any JSON value at all."""
+    return st.one_of(mutated_records(), mutated_records(), json_values())
