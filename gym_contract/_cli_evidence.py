@@ -3,38 +3,54 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections import Counter
 from typing import Any
 
-import orjson
-
-from gym_contract import _io, _json_parsing, _sources
+from gym_contract import _io, _sources
 from gym_contract._cli_common import EXIT_FAILED, EXIT_OK, say, usage_error
+from gym_contract._json_writing import dumps
 from gym_contract._render import progress_bar
+from gym_contract._values import obj, objects, text
 from gym_contract._vocabulary import CAPTURE, OBSERVATIONS, TRAJECTORY
 from gym_contract.capture import read_capture
 from gym_contract.collection import collect
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.join import join
 from gym_contract.models import AgentObservationBundle
+from gym_contract.projection import observations_refusal
+from gym_contract.validation import read_record
+
+
+def _read_bundle(path: str) -> AgentObservationBundle | str:
+    """The one bundle a JSON document holds, or why it cannot be joined (in one line)."""
+    with _sources.open_source(path) as source:
+        records = list(_io.records_of(source, json_document=True))
+    if len(records) != 1:
+        return f"{path}: expected one ng_agent_observations bundle, found {len(records)} records"
+    line, record = records[0]
+    if isinstance(record, Diagnostic):
+        return str(record.at(source=path, line=line))
+    bundle, refused = observations_refusal(record)
+    if bundle is None:
+        return f"{path}: the bundle cannot be joined: {refused} (gym-contract validate says more)"
+    return bundle
 
 
 def _join(args: argparse.Namespace) -> int:
     try:
-        with open(args.observations, "rb") as handle:
-            bundle = AgentObservationBundle.model_validate_json(handle.read())
+        bundle = _read_bundle(args.observations)
         capture = read_capture(args.capture, args.rollout_id)
-    except OSError as error:
-        return usage_error(f"cannot read {error.filename}: {error.strerror}")
-    except ValueError as error:  # a bundle that breaks the contract, or a rollout id unfit for a file name
-        first = str(error).splitlines()[0]
-        return usage_error(f"{args.observations}: {first} (gym-contract validate says more)")
+    except _sources.InputUnreadable as error:
+        return usage_error(str(error))
+    except ValueError as error:  # a rollout id unfit for a file name, or a capture path of another rollout
+        return usage_error(str(error))
+    if isinstance(bundle, str):
+        return usage_error(bundle)
     joined = join(bundle, capture.records)
     for damaged in capture.damaged_lines:
         say(f"{args.capture}: {damaged}")
-    print(json.dumps(joined.model_dump(mode="json"), indent=2, ensure_ascii=False))
+    sys.stdout.buffer.write(dumps(joined.model_dump(mode="python"), indent=True) + b"\n")
     return EXIT_OK
 
 
@@ -49,20 +65,21 @@ def _project(args: argparse.Namespace) -> int:
     try:
         with source, progress_bar(args.output not in (None, "-")) as progress:
             for raw in _io.iter_lines(source):
-                record: Any = raw if isinstance(raw, Diagnostic) else _json_parsing.parse_record(raw.data)
-                if isinstance(record, Diagnostic):
+                read: Any = raw if isinstance(raw, Diagnostic) else read_record(raw.data, "rollout")
+                if isinstance(read, Diagnostic):
                     damaged += 1
-                    line = record.line if record.line is not None else getattr(raw, "number", None)
-                    say(f"{args.rollouts}:{line}: {record.code}: {record.message}")
+                    line = read.line if read.line is not None else getattr(raw, "number", None)
+                    say(f"{args.rollouts}:{line}: {read.code}: {read.message}")
                     continue
-                result = collect(record, args.capture_dir)
+                result = collect(read[1], args.capture_dir)
                 projected += 1
-                trajectory = result.get(TRAJECTORY)
-                for gap in (trajectory or {}).get("gaps", []) + _failure_gaps(result):
-                    gaps[gap["code"]] += 1
-                    if gap["code"] == "trajectory_projection_failed":
-                        failures[gap.get("detail") or "unknown"] += 1
-                out.write(orjson.dumps(result) + b"\n")
+                trajectory = obj(result.get(TRAJECTORY)) or {}
+                for gap in objects(trajectory.get("gaps")) + _failure_gaps(result):
+                    code = text(gap.get("code")) or "unknown"
+                    gaps[code] += 1
+                    if code == "trajectory_projection_failed":
+                        failures[text(gap.get("detail")) or "unknown"] += 1
+                out.write(dumps(result) + b"\n")
                 if progress:
                     progress(source.consumed(), source.size)  # type: ignore[operator]
     finally:
@@ -74,7 +91,7 @@ def _project(args: argparse.Namespace) -> int:
         "projection_failures": dict(failures),
         "gaps_by_code": dict(gaps.most_common()),
     }
-    print(json.dumps(summary, indent=2), file=sys.stderr if args.output in (None, "-") else sys.stdout)
+    print(dumps(summary, indent=True).decode(), file=sys.stderr if args.output in (None, "-") else sys.stdout)
     return EXIT_FAILED if failures or damaged else EXIT_OK
 
 
@@ -84,9 +101,8 @@ def _failure_gaps(result: dict[str, Any]) -> list[dict[str, Any]]:
         return []
     found = []
     for key in (CAPTURE, OBSERVATIONS):
-        holder = result.get(key)
-        if isinstance(holder, dict):
-            found += [g for g in holder.get("gaps", []) if g.get("code") == "trajectory_projection_failed"]
+        holder = obj(result.get(key)) or {}
+        found += [gap for gap in objects(holder.get("gaps")) if gap.get("code") == "trajectory_projection_failed"]
     return found
 
 

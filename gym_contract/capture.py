@@ -412,9 +412,10 @@ def capture_attachment(capture: Capture, include_payloads: bool = True) -> dict[
     excluded = None if include_payloads else set(PAYLOAD_KEYS)
     attachment: dict[str, Any] = {
         "rollout_id": capture.rollout_id,
-        "metrics": aggregate_metrics(capture.records).model_dump(mode="json"),
-        "calls": [record.model_dump(mode="json", exclude=excluded) for record in capture.records],
+        "metrics": aggregate_metrics(capture.records).model_dump(mode="python"),
+        # Python-mode dumps: the JSON-mode serializer stops at 254 levels; payloads may nest deeper.
+        "calls": [record.model_dump(mode="python", exclude=excluded) for record in capture.records],
     }
     if gaps := _capture_gaps(capture):
-        attachment["gaps"] = [gap.model_dump(mode="json", exclude_none=True) for gap in gaps]
+        attachment["gaps"] = [gap.model_dump(mode="python", exclude_none=True) for gap in gaps]
     return attachment

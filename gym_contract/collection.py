@@ -9,13 +9,13 @@ from typing import Any
 from gym_contract._vocabulary import CAPTURE, OBSERVATIONS, TRAJECTORY
 from gym_contract.capture import Capture, capture_attachment, read_capture
 from gym_contract.join import join
-from gym_contract.models import AgentObservationBundle
-from gym_contract.projection import attach_trajectory
+from gym_contract.projection import attach_trajectory, observations_refusal
 from gym_contract.rollout_ids import rollout_id_from_run_body
 
 __all__ = ["collect", "merge_capture"]
 
 REDACTED = "multimodal_history_redacted"
+JOIN_FAILED = "agent_observation_join_failed"
 
 
 def _redacted(result: Mapping[str, Any]) -> bool:
@@ -57,12 +57,12 @@ def merge_capture(result: Mapping[str, Any], capture_dirs: Sequence[str | Path])
     attachment = capture_attachment(capture, include_payloads=not _redacted(result))
     observations = merged.get(OBSERVATIONS)
     if observations is not None:
-        try:
-            bundle = AgentObservationBundle.model_validate(observations)
-            merged[OBSERVATIONS] = join(bundle, capture.records).model_dump(mode="json")
-        except Exception as error:  # the rollout is kept; the gap says the join could not be made
-            failed = {"code": "agent_observation_join_failed", "detail": type(error).__name__}
-            attachment["gaps"] = [*attachment.get("gaps", []), failed]
+        bundle, refused = observations_refusal(observations)
+        if bundle is None:  # the rollout is kept, its observations as they were; the gap says why they are not joined
+            attachment["gaps"] = [*attachment.get("gaps", []), {"code": JOIN_FAILED, "detail": refused}]
+        else:
+            # Python-mode dumps: the JSON-mode serializer stops at 254 levels; conversations may nest deeper.
+            merged[OBSERVATIONS] = join(bundle, capture.records).model_dump(mode="python")
     merged[CAPTURE] = attachment
     return merged
 

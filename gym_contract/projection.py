@@ -15,7 +15,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from gym_contract._vocabulary import CAPTURE, CAPTURED_TOKEN_FIELDS, OBSERVATIONS, TRAJECTORY, token_count
+from gym_contract._projection_merge import Gaps, merge_calls, merge_invocations, merge_tools
+from gym_contract._rules import ROLLOUT_ID_PATTERN
+from gym_contract._values import objects
+from gym_contract._vocabulary import CAPTURE, OBSERVATIONS, TRAJECTORY
 from gym_contract.capture import PAYLOAD_KEYS
 from gym_contract.join import dedupe_gaps
 from gym_contract.models import (
@@ -29,197 +32,131 @@ from gym_contract.models import (
     TrajectoryTurn,
 )
 from gym_contract.rollout_ids import rollout_id_from_run_body
+from gym_contract.validation import rule_errors
 
-__all__ = ["attach_trajectory", "build_trajectory", "project", "trajectory_identity"]
+__all__ = ["ContradictoryEvidenceError", "attach_trajectory", "build_trajectory", "project", "trajectory_identity"]
 
-_METADATA_FIELDS = (
-    "response_id",
-    "model_ref",
-    "model",
-    "dialect",
-    "status_code",
-    "response_status",
-    "finish_reason",
-    "error_category",
-    "latency_ttft_ms",
-)
+
+class ContradictoryEvidenceError(ValueError):
+    """The evidence cannot form a record that keeps the contract's rules; ``code`` names the rule it breaks."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 def trajectory_identity(row: Mapping[str, Any]) -> tuple[str, str]:
-    """(task_id, rollout_id) of the input row (2.2): the collector's ids are canonical, not the producer's."""
+    """(task_id, rollout_id) of the input row (2.2): the collector's ids are canonical, not the producer's.
+
+    Raises (KeyError, ValueError) when the row has no usable identity: no indices, or indices that
+    make a rollout id the contract's pattern refuses.
+    """
     task = next((row[key] for key in ("task_id", "problem_id", "instance_id") if row.get(key) is not None), None)
     task_id = str(task) if task is not None else str(row["_ng_task_index"])
     rollout_id = rollout_id_from_run_body(row) or f"{row['_ng_task_index']}-{row['_ng_rollout_index']}"
+    if not ROLLOUT_ID_PATTERN.fullmatch(rollout_id):
+        raise ValueError(f"the row's indices make the rollout id {rollout_id!r}, which breaks the contract's pattern")
     return task_id, rollout_id
 
 
-def _gap(code: str, invocation_id: str | None = None, detail: str | None = None) -> ObservationGap:
-    return ObservationGap(code=code, invocation_id=invocation_id, detail=detail)
+def _refusal(raw: dict[str, Any], kind: str, ignored: frozenset[str] = frozenset()) -> str | None:
+    """Why a producer's record cannot be taken: a semantic rule it breaks (the models checked its structure)."""
+    errors = [diagnostic.code for diagnostic in rule_errors(raw, kind) if diagnostic.code not in ignored]
+    return errors[0] if errors else None
 
 
-def _projected_call(call: Mapping[str, Any]) -> dict[str, Any]:
-    """A captured ModelCallRecord dump as a trajectory model call (2.3.4)."""
-    metadata = {key: call[key] for key in _METADATA_FIELDS if call.get(key) is not None}
-    response = call.get("response")
-    if "response_status" not in metadata and isinstance(response, dict) and isinstance(response.get("status"), str):
-        metadata["response_status"] = response["status"]
-    return {
-        "model_call_id": call.get("model_call_id"),
-        "started_at": call.get("started_at"),
-        "completed_at": call.get("completed_at"),
-        "duration_ms": call.get("latency_total_ms"),
-        "request": call["request"] if call.get("request") is not None else call.get("request_raw"),
-        "response": response if response is not None else call.get("response_raw"),
-        "response_metadata": metadata,
-        "token_stats": {
-            name: call[key] for key, name in CAPTURED_TOKEN_FIELDS.items() if token_count(call.get(key)) is not None
-        },
-    }
+# A producer's own rollout id is replaced by the canonical one, so its form does not matter here.
+_PRODUCER_IGNORED = frozenset({"rollout_id_invalid"})
 
 
-def _merge_calls(producer: list[TrajectoryModelCall], captured: list[dict[str, Any]]) -> list[TrajectoryModelCall]:
-    """Captured calls merged into the producer's by exact `model_call_id`, each producer call at most once."""
-    merged = list(producer)
-    open_ids: dict[str, int] = {}
-    for position, call in enumerate(producer):
-        if call.model_call_id:
-            open_ids.setdefault(call.model_call_id, position)
-    appended = []
-    for call in captured:
-        projected = _projected_call(call)
-        position = open_ids.pop(projected["model_call_id"], None) if projected["model_call_id"] else None
-        if position is None:
-            appended.append(TrajectoryModelCall.model_validate(projected))
-            continue
-        base = merged[position].model_dump(mode="json")
-        base["response_metadata"].update(projected.pop("response_metadata"))
-        base["token_stats"].update(projected.pop("token_stats"))
-        base.update({key: value for key, value in projected.items() if value is not None})
-        merged[position] = TrajectoryModelCall.model_validate(base)
-    return merged + appended
+def _producer_trajectory(raw: Any, gaps: Gaps) -> TrajectoryRecord | None:
+    """The producer's trajectory when it keeps the contract (2.3.1); otherwise a gap says why it was discarded."""
+    if not isinstance(raw, dict):
+        return None
+    try:
+        given = TrajectoryRecord.model_validate(raw)
+    except Exception as error:  # any shape at all: the reference records the exception's class
+        gaps.add("producer_trajectory_invalid", detail=type(error).__name__)
+        return None
+    refused = _refusal(raw, "trajectory", _PRODUCER_IGNORED)
+    if refused is not None:
+        gaps.add("producer_trajectory_invalid", detail=refused)
+        return None
+    return given
 
 
-def _merge_tools(
-    tools: list[TrajectoryToolCall], observed: list[ToolCallObservation], invocations: list[AgentInvocation]
-) -> list[TrajectoryToolCall]:
-    """Observed tool calls overlaid on the producer's by (invocation, tool call id), outputs from conversations."""
-    outputs = {
-        (invocation.invocation_id, item.call_id): item.output
-        for invocation in invocations
-        for item in invocation.conversation
-        if getattr(item, "type", None) == "function_call_output"
-    }
-    merged = list(tools)
-    positions: dict[tuple[str, str], int] = {}
-    for position, tool in enumerate(merged):
-        positions.setdefault((tool.invocation_id, tool.tool_call_id), position)
-    for observation in observed:
-        key = (observation.invocation_id, observation.tool_call_id)
-        position = positions.get(key)
-        fields = merged[position].model_dump(mode="json") if position is not None else {}
-        overlay = {name: value for name, value in observation.model_dump(mode="json").items() if value is not None}
-        if overlay.get("status") == "unknown" and fields.get("status", "unknown") != "unknown":
-            del overlay["status"]  # an observation that does not know the status keeps a known one
-        fields.update(overlay)
-        if key in outputs:
-            fields["output"] = outputs[key]
-        tool = TrajectoryToolCall.model_validate(fields)
-        if position is None:
-            positions[key] = len(merged)
-            merged.append(tool)
-        else:
-            merged[position] = tool
-    return merged
+def observations_refusal(raw: Any) -> tuple[AgentObservationBundle | None, str | None]:
+    """The bundle, or why it cannot be used: the exception that validating it raised, or the rule it breaks.
 
-
-def _reference_invariants(record: TrajectoryRecord) -> None:
-    """The reference's TrajectoryRecord validator (1.13): raised like it, as a Pydantic ValidationError."""
-    problems = []
-    invocation_ids = [invocation.invocation_id for invocation in record.invocations]
-    if len(invocation_ids) != len(set(invocation_ids)):
-        problems.append("invocation_id values must be unique")
-    call_ids = [call.model_call_id for call in record.model_calls if call.model_call_id]
-    if len(call_ids) != len(set(call_ids)):
-        problems.append("model_call_id values must be unique")
-    if any(turn.task_id != record.task_id or turn.rollout_id != record.rollout_id for turn in record.turns):
-        problems.append("turn task_id and rollout_id must equal the trajectory's")
-    turn_keys = [(turn.invocation_id, turn.turn_no) for turn in record.turns]
-    if len(turn_keys) != len(set(turn_keys)):
-        problems.append("(invocation_id, turn_no) must be unique")
-    if problems:
-        error = ValueError("; ".join(problems))
-        raise ValidationError.from_exception_data(
-            "TrajectoryRecord", [{"type": "value_error", "loc": (), "input": None, "ctx": {"error": error}}]
-        )
+    A bundle that breaks the reference's own checks (unique invocation ids, no parent cycle, no
+    finish before a start) is refused as the reference refuses it; so is one that breaks our other
+    error-level rules.
+    """
+    try:
+        bundle = AgentObservationBundle.model_validate(raw)
+    except Exception as error:  # any shape at all: the reference records the exception's class
+        return None, type(error).__name__
+    refused = _refusal(raw, "bundle")
+    return (None, refused) if refused is not None else (bundle, None)
 
 
 def build_trajectory(row: Mapping[str, Any], result: Mapping[str, Any]) -> TrajectoryRecord:
-    """The `ng_trajectory` of one rollout (2.3); raises when the evidence cannot form a valid record."""
+    """The `ng_trajectory` of one rollout (2.3); raises when the evidence cannot form a valid record.
+
+    The record is checked against the contract's semantic rules before it is returned: evidence that
+    would make it contradict itself is either resolved and named by a gap, or refused with a
+    `ContradictoryEvidenceError` naming the rule.
+    """
     task_id, rollout_id = trajectory_identity(row)
-    identity_gaps: list[ObservationGap] = []
-    producer_gaps: list[ObservationGap] = []
+    gaps = Gaps()
     invocations: list[AgentInvocation] = []
     turns: list[TrajectoryTurn] = []
     model_calls: list[TrajectoryModelCall] = []
     tools: list[TrajectoryToolCall] = []
-    producer = result.get(TRAJECTORY)
-    if isinstance(producer, dict):
-        try:
-            given = TrajectoryRecord.model_validate(producer)
-            _reference_invariants(given)
-        except Exception as error:  # the producer's data is discarded, and the gap says why
-            identity_gaps.append(_gap("producer_trajectory_invalid", detail=type(error).__name__))
-        else:
-            mismatched = [
-                name
-                for name, canonical in (("task_id", task_id), ("rollout_id", rollout_id))
-                if getattr(given, name) != canonical
-            ]
-            if mismatched:
-                identity_gaps.append(_gap("producer_trajectory_identity_mismatch", detail=",".join(mismatched)))
-            turns = [turn.model_copy(update={"task_id": task_id, "rollout_id": rollout_id}) for turn in given.turns]
-            producer_gaps, invocations = list(given.gaps), list(given.invocations)
-            tools, model_calls = list(given.tool_calls), list(given.model_calls)
+    given = _producer_trajectory(result.get(TRAJECTORY), gaps)
+    if given is not None:
+        mismatched = [
+            name
+            for name, canonical in (("task_id", task_id), ("rollout_id", rollout_id))
+            if getattr(given, name) != canonical
+        ]
+        if mismatched:
+            gaps.add("producer_trajectory_identity_mismatch", detail=",".join(mismatched))
+        turns = [turn.model_copy(update={"task_id": task_id, "rollout_id": rollout_id}) for turn in given.turns]
+        gaps.extend(given.gaps)
+        invocations, tools, model_calls = list(given.invocations), list(given.tool_calls), list(given.model_calls)
 
-    observation_gaps: list[ObservationGap] = []
     observations = result.get(OBSERVATIONS)
     if observations is not None:
-        try:
-            bundle = AgentObservationBundle.model_validate(observations)
-        except Exception as error:
-            observation_gaps.append(_gap("agent_observations_invalid", detail=type(error).__name__))
+        bundle, refused = observations_refusal(observations)
+        if bundle is None:
+            gaps.add("agent_observations_invalid", detail=refused)
         else:
-            observation_gaps = list(bundle.gaps)
-            known = {invocation.invocation_id for invocation in invocations}
-            for record in bundle.records:
-                if isinstance(record, AgentInvocation) and record.invocation_id not in known:
-                    known.add(record.invocation_id)
-                    invocations.append(record)
-            observed = [record for record in bundle.records if isinstance(record, ToolCallObservation)]
-            if observed:
-                tools = _merge_tools(tools, observed, invocations)
+            gaps.extend(bundle.gaps)
+            observed = [record for record in bundle.records if isinstance(record, AgentInvocation)]
+            invocations = merge_invocations(invocations, observed, gaps)
+            observed_tools = [record for record in bundle.records if isinstance(record, ToolCallObservation)]
+            if observed_tools:
+                tools = merge_tools(tools, observed_tools, invocations, gaps)
 
     turns.sort(key=lambda turn: (turn.timestamp, turn.invocation_id, turn.turn_no))
     capture = result.get(CAPTURE)
-    capture_gaps: list[ObservationGap] = []
     if isinstance(capture, dict):
-        calls = capture.get("calls")
-        captured = [call for call in calls if isinstance(call, dict)] if isinstance(calls, list) else []
-        model_calls = _merge_calls(model_calls, captured)
+        model_calls = merge_calls(model_calls, objects(capture.get("calls")))
         for gap in capture.get("gaps") or []:
+            if not isinstance(gap, dict):
+                continue
             try:
-                capture_gaps.append(ObservationGap.model_validate(gap))
+                gaps.append(ObservationGap.model_validate(gap))
             except ValidationError:
-                capture_gaps.append(_gap("model_call_capture_gap_invalid"))
+                gaps.add("model_call_capture_gap_invalid")
 
-    completeness = []
     if not model_calls:
-        completeness.append(_gap("model_calls_unavailable"))
+        gaps.add("model_calls_unavailable")
     if not turns:
-        completeness.append(_gap("turns_unavailable"))
+        gaps.add("turns_unavailable")
     if not any(invocation.conversation for invocation in invocations):
-        completeness.append(_gap("conversation_unavailable"))
-    gaps = dedupe_gaps([*identity_gaps, *producer_gaps, *observation_gaps, *capture_gaps, *completeness])
+        gaps.add("conversation_unavailable")
     record = TrajectoryRecord(
         task_id=task_id,
         rollout_id=rollout_id,
@@ -227,14 +164,18 @@ def build_trajectory(row: Mapping[str, Any], result: Mapping[str, Any]) -> Traje
         turns=turns,
         model_calls=model_calls,
         tool_calls=tools,
-        gaps=gaps,
+        gaps=dedupe_gaps(gaps),
     )
-    _reference_invariants(record)
+    errors = rule_errors(record.model_dump(mode="python"), "trajectory")
+    if errors:
+        raise ContradictoryEvidenceError(errors[0].code, errors[0].message)
     return record
 
 
 def _failure_gap(error: BaseException) -> dict[str, Any]:
-    return {"code": "trajectory_projection_failed", "detail": type(error).__name__}
+    """The gap of a failed projection: the rule the evidence breaks, or the class of what was raised."""
+    detail = error.code if isinstance(error, ContradictoryEvidenceError) else type(error).__name__
+    return {"code": "trajectory_projection_failed", "detail": detail}
 
 
 def _minimal_record(row: Mapping[str, Any], error: BaseException) -> TrajectoryRecord:
@@ -264,17 +205,16 @@ def attach_trajectory(row: Mapping[str, Any], result: Mapping[str, Any]) -> dict
     if not any(key in attached for key in (CAPTURE, OBSERVATIONS, TRAJECTORY)):
         return attached
     try:
-        attached[TRAJECTORY] = build_trajectory(row, attached).model_dump(mode="json")
+        # Python-mode dumps: the JSON-mode serializer stops at 254 levels; payloads may nest deeper.
+        attached[TRAJECTORY] = build_trajectory(row, attached).model_dump(mode="python")
     except Exception as error:  # never escapes (2.4)
         attached.pop(TRAJECTORY, None)
-        for key in (CAPTURE, OBSERVATIONS):
-            if isinstance(attached.get(key), dict):
-                holder = dict(attached[key])
-                holder["gaps"] = [*(holder.get("gaps") or []), _failure_gap(error)]
-                attached[key] = holder
-                break
+        holder = next((attached[key] for key in (CAPTURE, OBSERVATIONS) if isinstance(attached.get(key), dict)), None)
+        if holder is not None and isinstance(holder.get("gaps", []), list):
+            key = CAPTURE if holder is attached.get(CAPTURE) else OBSERVATIONS
+            attached[key] = {**holder, "gaps": [*holder.get("gaps", []), _failure_gap(error)]}
         else:
-            attached[TRAJECTORY] = _minimal_record(row, error).model_dump(mode="json")
+            attached[TRAJECTORY] = _minimal_record(row, error).model_dump(mode="python")
         return attached
     capture = attached.get(CAPTURE)
     if isinstance(capture, dict) and isinstance(capture.get("calls"), list):

@@ -177,23 +177,44 @@ def check_line(
             and _fastpath.structurally_valid(record, attempt)
         ):
             return CheckedLine(attempt, record, _rules_only(record, attempt, moment))
-    outcome = parse_with_duplicates(data)
-    if isinstance(outcome, Diagnostic):
-        return CheckedLine(None, None, [outcome])
-    parsed, repeated = outcome
-    if type(parsed) is not dict:
-        return CheckedLine(None, None, [not_an_object(parsed)])
-    resolved = kind or detect_kind(parsed)
-    counted = [(path, key) for path, key in repeated if not _fastpath.opaque_at(resolved, path)]
-    if counted:
-        return CheckedLine(None, None, [duplicate_key(*counted[0])])
-    if too_deep := nesting_problem(parsed, max_depth(resolved)):
-        return CheckedLine(None, None, [too_deep])
+    read = read_record(data, kind)
+    if isinstance(read, Diagnostic):
+        return CheckedLine(None, None, [read])
+    resolved, parsed = read
     if fast and resolved is not None and _fastpath.structurally_valid(parsed, resolved):
         return CheckedLine(resolved, parsed, _rules_only(parsed, resolved, moment))
     if resolved is None:
         return CheckedLine(None, parsed, list(iter_diagnostics(parsed, now=moment)))
     return CheckedLine(resolved, parsed, list(_diagnostics(parsed, resolved, moment)))
+
+
+def read_record(data: bytes, kind: str | None = None) -> tuple[str | None, dict[str, Any]] | Diagnostic:
+    """One line read as every command of the package reads it: its kind and its record, or why it is damaged.
+
+    Damaged means: not JSON, not an object, a key repeated in the contract's structure (one repeated
+    inside an opaque payload is kept last-wins, as every JSON reader keeps it, and reported by no
+    path), or nesting beyond what a record of its kind may have.
+    """
+    outcome = parse_with_duplicates(data)
+    if isinstance(outcome, Diagnostic):
+        return outcome
+    parsed, repeated = outcome
+    if type(parsed) is not dict:
+        return not_an_object(parsed)
+    resolved = kind or detect_kind(parsed)
+    counted = [(path, key) for path, key in repeated if not _fastpath.opaque_at(resolved, path)]
+    if counted:
+        return duplicate_key(*counted[0])
+    return nesting_problem(parsed, max_depth(resolved)) or (resolved, parsed)
+
+
+def rule_errors(record: dict[str, Any], kind: str, *, now: float | None = None) -> list[Diagnostic]:
+    """The error-severity findings of the semantic rules alone, for a record whose structure is checked elsewhere.
+
+    A writer of the contract (the projection, the join) asks this of what it is about to write or use.
+    """
+    moment = time.time() if now is None else now
+    return [diagnostic for diagnostic in _rule_diagnostics(record, kind, moment) if diagnostic.severity == "error"]
 
 
 def _rules_only(record: dict[str, Any], kind: str, now: float) -> list[Diagnostic]:

@@ -134,10 +134,10 @@ def test_producer_calls_merge_with_captured_ones_by_exact_id_once():
     assert calls[0]["duration_ms"] == 5.0
 
 
-def test_a_second_capture_with_a_used_id_makes_the_projection_fail():
+def test_a_second_capture_with_a_used_id_makes_the_projection_fail_naming_the_rule():
     capture = {"rollout_id": "7-0", "metrics": {"num_calls": 2}, "calls": [captured("a"), captured("a", 1)]}
     record = project(ROW, {"ng_model_call_capture": capture})
-    assert gaps(record) == [("trajectory_projection_failed", None, "ValidationError")]
+    assert gaps(record) == [("trajectory_projection_failed", None, "model_call_id_duplicate")]
     assert (record.task_id, record.rollout_id) == ("7", "7-0")
 
 

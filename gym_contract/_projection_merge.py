@@ -1,0 +1,200 @@
+"""Merging one rollout's evidence by exact ids: invocations, tool calls and model calls, contradictions named by gaps.
+
+The reference's merge rules (CONTRACT 2.3) are followed wherever they give a consistent record.
+Where two pieces of evidence contradict each other and the reference would write a record that
+contradicts itself (or fail the whole projection), the contradiction is resolved the way the gap
+registry describes it and named by that gap: a parent link that would close a cycle is dropped
+(`cyclic_subagent_parent`), a tool call observed twice with different facts is flagged
+(`duplicate_tool_call`), a finish earlier than the start is dropped (`tool_timing_invalid`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gym_contract._values import obj, text
+from gym_contract._vocabulary import CAPTURED_TOKEN_FIELDS, token_count
+from gym_contract.models import (
+    AgentInvocation,
+    ObservationGap,
+    ToolCallObservation,
+    TrajectoryModelCall,
+    TrajectoryToolCall,
+)
+
+__all__ = ["Gaps", "merge_calls", "merge_invocations", "merge_tools"]
+
+CYCLIC_PARENT = "cyclic_subagent_parent"
+DUPLICATE_TOOL = "duplicate_tool_call"
+TIMING_INVALID = "tool_timing_invalid"
+
+_METADATA_FIELDS = (
+    "response_id",
+    "model_ref",
+    "model",
+    "dialect",
+    "status_code",
+    "response_status",
+    "finish_reason",
+    "error_category",
+    "latency_ttft_ms",
+)
+
+
+class Gaps(list[ObservationGap]):
+    """The gaps a projection collects, in the order the evidence is taken."""
+
+    def add(self, code: str, invocation_id: str | None = None, detail: str | None = None) -> None:
+        self.append(ObservationGap(code=code, invocation_id=invocation_id, detail=detail))
+
+
+# ------------------------------------------------------------------------------------------ invocations
+
+
+def _closes_cycle(invocation_id: str, parent: str, known: Mapping[str, AgentInvocation]) -> bool:
+    """Whether following parent links up from ``parent`` comes back to ``invocation_id``."""
+    seen: set[str] = set()
+    current: str | None = parent
+    while current is not None and current in known and current not in seen:
+        if current == invocation_id:
+            return True
+        seen.add(current)
+        current = known[current].parent_invocation_id
+    return current == invocation_id
+
+
+def merge_invocations(
+    producer: list[AgentInvocation], observed: list[AgentInvocation], gaps: Gaps
+) -> list[AgentInvocation]:
+    """Producer invocations win wholesale; an observed one is added when its id is new (2.3.2).
+
+    Each source's tree is acyclic (a source whose tree is not is refused before this), but the two
+    together may not be: the parent link that would close a cycle is dropped, with its gap.
+    """
+    merged = list(producer)
+    known = {invocation.invocation_id: invocation for invocation in producer}
+    for invocation in observed:
+        if invocation.invocation_id in known:
+            continue
+        parent = invocation.parent_invocation_id
+        if parent is not None and _closes_cycle(invocation.invocation_id, parent, known):
+            gaps.add(CYCLIC_PARENT, invocation.invocation_id, parent)
+            invocation = invocation.model_copy(update={"parent_invocation_id": None, "spawned_by_tool_call_id": None})
+        known[invocation.invocation_id] = invocation
+        merged.append(invocation)
+    return merged
+
+
+# ------------------------------------------------------------------------------------------ tool calls
+
+
+def _facts(observation: ToolCallObservation) -> dict[str, Any]:
+    return {name: value for name, value in observation.model_dump(mode="python").items() if value is not None}
+
+
+def _contradicts(earlier: dict[str, Any], later: dict[str, Any]) -> bool:
+    """Two observations of one tool call that state different values for the same field (`unknown` states nothing)."""
+    return any(
+        name in earlier and earlier[name] != value and not (name == "status" and "unknown" in (earlier[name], value))
+        for name, value in later.items()
+    )
+
+
+def merge_tools(
+    tools: list[TrajectoryToolCall],
+    observed: list[ToolCallObservation],
+    invocations: list[AgentInvocation],
+    gaps: Gaps,
+) -> list[TrajectoryToolCall]:
+    """Observed tool calls overlaid on the producer's by (invocation, tool call id), outputs from conversations.
+
+    As the reference does, an observation overlays its known fields (a known status is not replaced
+    by `unknown`), onto the last producer record of its key; the model-visible output comes from the
+    conversations. An observation that contradicts an earlier one of the same call is named by a
+    `duplicate_tool_call` gap; an overlay whose finish falls before its start loses the finish.
+    """
+    outputs = {
+        (invocation.invocation_id, item.call_id): item.output
+        for invocation in invocations
+        for item in invocation.conversation
+        if getattr(item, "type", None) == "function_call_output"
+    }
+    merged = list(tools)
+    # A dict keeps the last position of a repeated key: the reference overlays the last duplicate.
+    positions = {(tool.invocation_id, tool.tool_call_id): position for position, tool in enumerate(merged)}
+    seen: dict[tuple[str, str], dict[str, Any]] = {}
+    for observation in observed:
+        key = (observation.invocation_id, observation.tool_call_id)
+        facts = _facts(observation)
+        if key in seen and _contradicts(seen[key], facts):
+            gaps.add(DUPLICATE_TOOL, observation.invocation_id, observation.tool_call_id)
+        seen[key] = {**seen.get(key, {}), **facts}
+        position = positions.get(key)
+        fields = merged[position].model_dump(mode="python") if position is not None else {}
+        if facts.get("status") == "unknown" and fields.get("status", "unknown") != "unknown":
+            del facts["status"]  # an observation that does not know the status keeps a known one
+        fields.update(facts)
+        if key in outputs:
+            fields["output"] = outputs[key]
+        started, completed = fields.get("started_at"), fields.get("completed_at")
+        if started is not None and completed is not None and completed < started:
+            gaps.add(TIMING_INVALID, observation.invocation_id, observation.tool_call_id)
+            fields["completed_at"] = None
+        tool = TrajectoryToolCall.model_validate(fields)
+        if position is None:
+            positions[key] = len(merged)
+            merged.append(tool)
+        else:
+            merged[position] = tool
+    return merged
+
+
+# ------------------------------------------------------------------------------------------ model calls
+
+
+def projected_call(call: Mapping[str, Any]) -> dict[str, Any]:
+    """A captured ModelCallRecord dump as a trajectory model call (2.3.4)."""
+    metadata = {key: call[key] for key in _METADATA_FIELDS if call.get(key) is not None}
+    response = call.get("response")
+    status = text((obj(response) or {}).get("status"))
+    if "response_status" not in metadata and status is not None:
+        metadata["response_status"] = status
+    return {
+        "model_call_id": call.get("model_call_id"),
+        "started_at": call.get("started_at"),
+        "completed_at": call.get("completed_at"),
+        "duration_ms": call.get("latency_total_ms"),
+        "request": call["request"] if call.get("request") is not None else call.get("request_raw"),
+        "response": response if response is not None else call.get("response_raw"),
+        "response_metadata": metadata,
+        "token_stats": {
+            name: call[key] for key, name in CAPTURED_TOKEN_FIELDS.items() if token_count(call.get(key)) is not None
+        },
+    }
+
+
+def merge_calls(producer: list[TrajectoryModelCall], captured: list[dict[str, Any]]) -> list[TrajectoryModelCall]:
+    """Captured calls merged into the producer's by exact `model_call_id`, each producer call at most once.
+
+    A captured call without an id, or whose id no unmerged producer call has, is appended.
+    """
+    merged = list(producer)
+    # The reference keys every id that is not null (an empty one too), the last producer call of an id winning.
+    open_ids = {
+        call.model_call_id: position for position, call in enumerate(producer) if call.model_call_id is not None
+    }
+    appended = []
+    for call in captured:
+        projected = projected_call(call)
+        call_id = projected["model_call_id"]
+        position = open_ids.pop(call_id, None) if isinstance(call_id, str) else None
+        if position is None:
+            appended.append(TrajectoryModelCall.model_validate(projected))
+            continue
+        base = merged[position].model_dump(mode="python")
+        base["response_metadata"].update(projected.pop("response_metadata"))
+        base["token_stats"].update(projected.pop("token_stats"))
+        base.update({key: value for key, value in projected.items() if value is not None})
+        merged[position] = TrajectoryModelCall.model_validate(base)
+    return merged + appended
