@@ -30,8 +30,9 @@ def fragment(value: Any) -> Any:
 def dumps(value: Any, *, indent: bool = False, sort_keys: bool = False) -> bytes:
     """``value`` as UTF-8 JSON text: compact, or indented by two spaces; keys sorted on request.
 
-    Raises TypeError for a value JSON cannot hold (a non-string key, a set, a string with a lone
-    surrogate); every value read by this package's readers can be written.
+    Raises TypeError for a value JSON text cannot hold (a non-string key, a set, a string with a lone
+    surrogate, an integer too long for Python to write); every value this package's readers give can
+    be written.
     """
     option = (orjson.OPT_INDENT_2 if indent else 0) | (orjson.OPT_SORT_KEYS if sort_keys else 0)
     try:
@@ -87,7 +88,10 @@ def _break(indent: bool, level: int) -> bytes:
 
 def _leaf(value: Any) -> bytes:
     if isinstance(value, int) and not isinstance(value, bool) and not _INT64_MIN <= value < _UINT64_END:
-        return str(value).encode()
+        try:
+            return str(value).encode()
+        except ValueError:  # more digits than Python writes; the readers keep such a number as NumberText
+            raise TypeError("an integer too long for Python to write as text") from None
     try:
         return orjson.dumps(value, default=fragment)
     except orjson.JSONEncodeError as error:

@@ -90,15 +90,29 @@ def merge_invocations(
 
 
 def _facts(observation: ToolCallObservation) -> dict[str, Any]:
-    return {name: value for name, value in observation.model_dump(mode="python").items() if value is not None}
+    """What an observation states: its fields that are set (a status of `unknown` states nothing)."""
+    dumped = observation.model_dump(mode="python")
+    return {
+        name: value for name, value in dumped.items() if value is not None and (name, value) != ("status", "unknown")
+    }
 
 
-def _contradicts(earlier: dict[str, Any], later: dict[str, Any]) -> bool:
-    """Two observations of one tool call that state different values for the same field (`unknown` states nothing)."""
-    return any(
-        name in earlier and earlier[name] != value and not (name == "status" and "unknown" in (earlier[name], value))
-        for name, value in later.items()
-    )
+def _combined(observed: list[ToolCallObservation], gaps: Gaps) -> dict[tuple[str, str], dict[str, Any]]:
+    """What the observations of each tool call state together, the later ones winning, keys in first-seen order.
+
+    The reference overlays the observations of one call one after the other; taken together first,
+    the result is the same, and re-projecting a projection gives it again. Observations of one call
+    that state different values are named by a `duplicate_tool_call` gap.
+    """
+    combined: dict[tuple[str, str], dict[str, Any]] = {}
+    for observation in observed:
+        key = (observation.invocation_id, observation.tool_call_id)
+        facts = _facts(observation)
+        earlier = combined.get(key)
+        if earlier is not None and any(name in earlier and earlier[name] != value for name, value in facts.items()):
+            gaps.add(DUPLICATE_TOOL, observation.invocation_id, observation.tool_call_id)
+        combined[key] = {**(earlier or {}), **facts}
+    return combined
 
 
 def merge_tools(
@@ -109,10 +123,10 @@ def merge_tools(
 ) -> list[TrajectoryToolCall]:
     """Observed tool calls overlaid on the producer's by (invocation, tool call id), outputs from conversations.
 
-    As the reference does, an observation overlays its known fields (a known status is not replaced
-    by `unknown`), onto the last producer record of its key; the model-visible output comes from the
-    conversations. An observation that contradicts an earlier one of the same call is named by a
-    `duplicate_tool_call` gap; an overlay whose finish falls before its start loses the finish.
+    As the reference does, what the observations state replaces the producer's values (a status the
+    observations do not know keeps the producer's), on the last producer record of its key; the
+    model-visible output comes from the conversations. A result whose finish falls before its start
+    loses the finish, named by a `tool_timing_invalid` gap.
     """
     outputs = {
         (invocation.invocation_id, item.call_id): item.output
@@ -123,23 +137,15 @@ def merge_tools(
     merged = list(tools)
     # A dict keeps the last position of a repeated key: the reference overlays the last duplicate.
     positions = {(tool.invocation_id, tool.tool_call_id): position for position, tool in enumerate(merged)}
-    seen: dict[tuple[str, str], dict[str, Any]] = {}
-    for observation in observed:
-        key = (observation.invocation_id, observation.tool_call_id)
-        facts = _facts(observation)
-        if key in seen and _contradicts(seen[key], facts):
-            gaps.add(DUPLICATE_TOOL, observation.invocation_id, observation.tool_call_id)
-        seen[key] = {**seen.get(key, {}), **facts}
+    for key, facts in _combined(observed, gaps).items():
         position = positions.get(key)
         fields = merged[position].model_dump(mode="python") if position is not None else {}
-        if facts.get("status") == "unknown" and fields.get("status", "unknown") != "unknown":
-            del facts["status"]  # an observation that does not know the status keeps a known one
         fields.update(facts)
         if key in outputs:
             fields["output"] = outputs[key]
         started, completed = fields.get("started_at"), fields.get("completed_at")
         if started is not None and completed is not None and completed < started:
-            gaps.add(TIMING_INVALID, observation.invocation_id, observation.tool_call_id)
+            gaps.add(TIMING_INVALID, *key)
             fields["completed_at"] = None
         tool = TrajectoryToolCall.model_validate(fields)
         if position is None:

@@ -1,0 +1,231 @@
+"""No input crashes validation, the capture reader, the join or the projection; every line of a file is counted."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from gym_contract import (
+    KINDS,
+    ContractError,
+    attach_trajectory,
+    check_files,
+    collect,
+    derive_record,
+    detect_kind,
+    is_valid,
+    iter_diagnostics,
+    join,
+    project,
+    read_capture,
+    rollout_id_from_run_body,
+    validate,
+)
+from gym_contract._json_writing import dumps
+from gym_contract.cli import main
+from gym_contract.models import AgentObservationBundle
+from gym_contract.projection import ContradictoryEvidenceError, build_trajectory
+from gym_contract.validation import check_line
+from tests.strategies import hostile_records, mutated_records, nested
+
+NOW = 1_786_100_000.0
+
+
+def _text(value: Any) -> bytes:
+    """A value as a JSON line, compact or spaced; None when JSON text cannot hold it (a lone surrogate)."""
+    try:
+        return dumps(value)
+    except TypeError:
+        return b""
+
+
+@st.composite
+def hostile_lines(draw: st.DrawFn) -> bytes:
+    """One line of a file: a broken record, any JSON value, its bytes damaged, or no JSON at all."""
+    line = _text(draw(hostile_records())) or b"{}"
+    how = draw(st.sampled_from(["as is", "as is", "spaced", "byte", "cut", "noise", "deep", "digits", "repeat"]))
+    if how == "spaced":
+        line = json.dumps(json.loads(line), indent=None, separators=(", ", ": ")).encode() if line.isascii() else line
+    elif how == "byte" and line:
+        at = draw(st.integers(0, len(line) - 1))
+        line = line[:at] + bytes([draw(st.integers(0, 255))]) + line[at + 1 :]
+    elif how == "cut":
+        line = line[: draw(st.integers(0, len(line)))]
+    elif how == "noise":
+        line = draw(st.binary(max_size=40))
+    elif how == "deep":
+        line = b'{"source":"pi","records":' + b"[" * draw(st.sampled_from([900, 1030, 5000])) + b"]"
+    elif how == "digits":
+        line = b'{"task_id":"7","rollout_id":"7-0","model_calls":[{"request":' + b"9" * 5000 + b"}]}"
+    elif how == "repeat":
+        line = b'{"source":"pi","source":"pi","records":[]}'
+    return line.replace(b"\n", b" ").replace(b"\r", b" ")
+
+
+# ------------------------------------------------------------------------------------------ records
+
+
+@given(hostile_records(), st.sampled_from([None, *KINDS]))
+def test_validating_any_value_as_any_kind_gives_diagnostics_never_an_exception(value, kind):
+    found = list(iter_diagnostics(value, kind, now=NOW))
+    assert is_valid(value, kind, now=NOW) == all(d.severity != "error" for d in found)
+    if is_valid(value, kind, now=NOW):
+        validate(value, kind, now=NOW)
+    else:
+        with pytest.raises(ContractError) as raised:
+            validate(value, kind, now=NOW)
+        assert list(raised.value) == found
+    assert all(isinstance(d.message, str) and isinstance(d.path, str) for d in found)
+
+
+@given(hostile_records())
+def test_telling_the_kind_of_any_value_never_raises(value):
+    assert detect_kind(value) in (None, *KINDS)
+
+
+@given(hostile_lines())
+def test_any_line_is_a_record_or_damage_and_the_fast_and_precise_paths_agree(line):
+    fast, precise = check_line(line, now=NOW), check_line(line, now=NOW, fast=False)
+    assert (fast.kind, fast.diagnostics) == (precise.kind, precise.diagnostics)
+
+
+# ------------------------------------------------------------------------------------------ files
+
+
+@given(st.lists(st.one_of(hostile_lines(), st.just(b""), st.just(b"   ")), min_size=1, max_size=8))
+def test_a_file_of_n_lines_gives_a_report_that_accounts_for_all_n(lines):
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory, "hostile.jsonl")
+        path.write_bytes(b"\n".join(lines) + b"\n")
+        report = check_files([str(path)], now=NOW)
+    assert report.lines == len(lines)
+    assert report.blank_lines + report.damaged_lines + report.records == len(lines)
+    assert report.records == sum(report.records_by_kind.values())
+    assert sum(report.by_severity.values()) == sum(report.by_code.values())
+
+
+@given(st.lists(hostile_lines(), min_size=1, max_size=4))
+def test_the_validate_command_reports_on_any_file_without_a_traceback(lines):
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory, "hostile.jsonl")
+        path.write_bytes(b"\n".join(lines) + b"\n")
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = main(["validate", str(path), "--format", "json", "--quiet"])
+    assert status in (0, 1)
+    assert json.loads(out.getvalue())["lines"] == len(lines)
+    assert "Traceback" not in err.getvalue()
+
+
+# ------------------------------------------------------------------------------------------ capture and join
+
+
+@given(st.lists(hostile_lines(), max_size=5))
+def test_reading_a_capture_file_of_any_lines_keeps_every_position(lines):
+    with tempfile.TemporaryDirectory() as directory:
+        Path(directory, "7-0.capture.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+        capture = read_capture(directory, "7-0")
+    counted = [line for line in lines if line.strip()]
+    assert len(capture.records) + len(capture.damaged_lines) == len(counted)
+    assert [record.call_index for record in capture.records] == sorted(r.call_index for r in capture.records)
+    assert all(record.call_index < len(counted) for record in capture.records)
+
+
+@given(hostile_records())
+def test_deriving_a_captured_call_from_any_value_never_raises(value):
+    assert derive_record(value, 3).call_index == 3
+
+
+@given(mutated_records(), st.lists(hostile_records(), max_size=4))
+def test_joining_any_valid_bundle_to_any_captured_calls_never_raises(bundle, exchanges):
+    try:
+        parsed = AgentObservationBundle.model_validate(bundle.get("ng_agent_observations", bundle))
+    except ValidationError:
+        return
+    calls = [derive_record(exchange, index) for index, exchange in enumerate(exchanges)]
+    joined = join(parsed, calls)
+    assert join(joined, calls) == joined
+
+
+# ------------------------------------------------------------------------------------------ projection
+
+
+@given(hostile_records(), hostile_records())
+def test_projecting_any_row_and_result_gives_a_record_never_an_exception(row, result):
+    if not isinstance(row, dict) or not isinstance(result, dict):
+        return
+    record = project(row, result)
+    assert isinstance(record.rollout_id, str)
+    attached = attach_trajectory(row, result)
+    assert isinstance(attached, dict)
+
+
+@given(hostile_records(), hostile_records())
+def test_building_a_trajectory_raises_only_what_it_documents(row, result):
+    if not isinstance(row, dict) or not isinstance(result, dict):
+        return
+    with contextlib.suppress(ContradictoryEvidenceError, KeyError, ValueError):
+        build_trajectory(row, result)
+
+
+@given(hostile_records(), st.lists(hostile_lines(), max_size=3))
+def test_collecting_any_record_with_any_capture_file_never_raises(record, lines):
+    if not isinstance(record, dict):
+        return
+    row = {"_ng_task_index": 7, "_ng_rollout_index": 0, **record}
+    with tempfile.TemporaryDirectory() as directory:
+        Path(directory, "7-0.capture.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+        collected = collect(row, [directory])
+    if _text(row):  # what can be written in, can be written out
+        assert isinstance(dumps(collected), bytes)
+
+
+@given(hostile_records())
+def test_a_rollout_id_comes_from_any_body_or_a_value_error(body):
+    with contextlib.suppress(ValueError):
+        assert rollout_id_from_run_body(body) is None or isinstance(rollout_id_from_run_body(body), str)
+
+
+@given(st.lists(hostile_lines(), min_size=1, max_size=3))
+def test_the_project_command_reads_any_file_without_a_traceback(lines):
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory, "rollouts.jsonl")
+        path.write_bytes(b"\n".join(lines) + b"\n")
+        out, err = io.BytesIO(), io.StringIO()
+        with contextlib.redirect_stderr(err):
+            status = main(["project", str(path), "-o", str(Path(directory, "out.jsonl"))])
+        written = Path(directory, "out.jsonl").read_bytes().splitlines()
+    assert status in (0, 1)
+    assert "Traceback" not in err.getvalue()
+    assert len(written) + err.getvalue().count(": json_") + err.getvalue().count(": utf8_") <= len(lines) + 1
+    del out
+
+
+# ------------------------------------------------------------------------------------------ pinned cases
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        {"source": "pi", "records": [{"kind": []}]},
+        {"source": "pi", "records": [{"kind": {"a": 1}, "invocation_id": "x"}]},
+        {"ng_agent_observations": {"source": "pi", "records": [{"kind": "tool_call", "invocation_id": {"a": 1}}]}},
+        {"harness": "claude_code", "response_status": "failed", "failure_kind": []},
+        {"source": "pi", "records": [], "gaps": [{"code": 10**5000}]},
+        {"task_id": "7", "rollout_id": "7-0", "model_calls": [{"model_call_id": 10**5000}]},
+        {"task_id": "7", "rollout_id": "7-0", "turns": [{"invocation_id": [], "turn_no": {}}]},
+        {"source": "pi", "records": nested([], 5000)},
+    ],
+)
+def test_the_crashes_found_by_fuzzing_are_diagnostics(record):
+    found = list(iter_diagnostics(record, now=NOW))
+    assert any(d.severity == "error" for d in found)
