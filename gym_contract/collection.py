@@ -10,7 +10,7 @@ from gym_contract._vocabulary import CAPTURE, OBSERVATIONS, TRAJECTORY
 from gym_contract.capture import Capture, capture_attachment, read_capture
 from gym_contract.join import join
 from gym_contract.projection import attach_trajectory, observations_refusal
-from gym_contract.rollout_ids import rollout_id_from_run_body
+from gym_contract.rollout_ids import is_valid_rollout_id, rollout_id_from_run_body
 
 __all__ = ["collect", "merge_capture"]
 
@@ -51,7 +51,9 @@ def merge_capture(result: Mapping[str, Any], capture_dirs: Sequence[str | Path])
         rollout_id = rollout_id_from_run_body(result)
     except ValueError:  # an explicit id that breaks the pattern: validation reports it as rollout_id_invalid
         return merged
-    if rollout_id is None:
+    if not is_valid_rollout_id(rollout_id):
+        # No id, or one derived from indices that no capture file can be named by (the reference
+        # raises here and stops the whole collection).
         return merged
     capture = _find_capture(capture_dirs, rollout_id)
     attachment = capture_attachment(capture, include_payloads=not _redacted(result))

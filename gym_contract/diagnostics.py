@@ -37,7 +37,9 @@ CODES: dict[str, CodeInfo] = {
     "input_truncated": CodeInfo(
         "error", "A compressed stream ends before its end marker; the lines before it were checked."
     ),
-    "json_invalid": CodeInfo("error", "The line is not valid JSON (syntax, NaN/Infinity, nesting too deep)."),
+    "json_invalid": CodeInfo(
+        "error", "The line is not valid JSON (syntax, NaN/Infinity), or nests deeper than its kind of record may."
+    ),
     "utf8_invalid": CodeInfo("error", "The line is not valid UTF-8."),
     "record_not_object": CodeInfo("error", "The line is valid JSON but not a JSON object."),
     "line_too_long": CodeInfo("error", "The line is longer than the configured limit and was not parsed."),

@@ -50,13 +50,25 @@ def _attempt_number(value: Any) -> int:
         raise ValueError(f"{ATTEMPT_INDEX_KEY} {value!r} is not an integer") from error
 
 
+def _index_text(key: str, value: Any) -> str:
+    """An index as the reference writes it into an id (its `str`); a value no id can be made of is a ValueError."""
+    if isinstance(value, (str, int, float)):
+        try:
+            return str(value)
+        except ValueError:  # an integer of more digits than Python writes
+            pass
+    raise ValueError(f"{key} of type {type(value).__name__} cannot make a rollout id")
+
+
 def rollout_id_from_run_body(body: object) -> str | None:
     """The rollout id of a run request body (a mapping or a Pydantic model), or None when it has none.
 
     An explicit `_ng_rollout_id` is taken as it is and must already match the pattern (it is never
     cleaned up: ValueError otherwise); else the id is `<task index>-<rollout index>` when both are
-    there. An attempt index above 0 appends `-a<n>`, to explicit ids too. A body that is neither a
-    mapping nor a model has no id.
+    there (each written as `str` writes it; an index that is a list, an object or an integer too long
+    to write is a ValueError). An attempt index above 0 appends `-a<n>`, to explicit ids too. A body
+    that is neither a mapping nor a model has no id. A derived id is returned as the reference
+    derives it, even when it breaks the pattern: `is_valid_rollout_id` tells whether it can be used.
     """
     read = _field_reader(body)
     if read is None:
@@ -73,7 +85,7 @@ def rollout_id_from_run_body(body: object) -> str | None:
         task_index, rollout_index = read(TASK_INDEX_KEY), read(ROLLOUT_INDEX_KEY)
         if task_index is None or rollout_index is None:
             return None
-        rollout_id = f"{task_index}-{rollout_index}"
+        rollout_id = f"{_index_text(TASK_INDEX_KEY, task_index)}-{_index_text(ROLLOUT_INDEX_KEY, rollout_index)}"
     attempt = read(ATTEMPT_INDEX_KEY)
     if attempt is not None and (number := _attempt_number(attempt)) > 0:
         rollout_id = f"{rollout_id}-a{number}"

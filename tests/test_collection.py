@@ -101,9 +101,11 @@ def test_the_project_command_streams_records_and_summarises(tmp_path: Path):
 def test_unusable_rollout_ids_never_raise():
     bad_explicit = {**ROW, "_ng_rollout_id": "a/b"}
     assert merge_capture(bad_explicit, [CAPTURE_DIR]) == bad_explicit
+    # An attachment keyed by "a/b-0" would break the contract's pattern: no capture is merged under it.
     odd_index = {**ROW, "_ng_task_index": "a/b"}
-    capture = merge_capture(odd_index, [CAPTURE_DIR])["ng_model_call_capture"]
-    assert capture["gaps"][0]["code"] == "model_call_capture_unreadable"
+    assert merge_capture(odd_index, [CAPTURE_DIR]) == odd_index
+    nested_index = {**ROW, "_ng_task_index": [[["deep"]]]}
+    assert merge_capture(nested_index, [CAPTURE_DIR]) == nested_index
 
 
 def test_the_example_rollout_projects_cleanly_through_the_cli():

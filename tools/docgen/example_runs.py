@@ -32,8 +32,22 @@ EXAMPLE_NOTES = {
     "json_duplicate_key": "Every object of the contract is looked at, and a record's top level. The inside of "
     "an opaque payload (a model call's request or response, a tool's output, a turn's question, answer or "
     "reasoning, a rollout key outside the contract) is not: the contract says nothing of its content, and "
-    "validation never decodes it. Commands that use payloads, such as `project`, do refuse a record whose "
-    "payload repeats a key.",
+    "validation never decodes it. No command refuses such a record either: `project` and the others keep the "
+    "last value of a key repeated inside a payload, as every JSON reader does.",
+    "json_invalid": "Besides text that is not JSON, this is text nested deeper than a record of its kind may "
+    "be: 1,023 levels for a rollout record (what orjson reads), one less for a bundle, a trajectory, a capture "
+    "attachment or an outcome, three less for a raw capture line — the room each has once embedded in a "
+    "rollout record, so that whatever passes can be projected and written by every command. Numbers have no "
+    "limit: an integer is exact at any size, and a number Python cannot hold (more than 4,300 digits, or "
+    "beyond a double's range) is kept as written inside an opaque payload, a `schema_violation` where the "
+    "contract wants a number. A value handed to `iter_diagnostics` in Python that no JSON text could be (a key "
+    "that is not a string, an integer too long to write) is reported here too.",
+    "invocation_reference_missing": "Partial evidence is legal: a harness that sees only part of the invocation "
+    "tree, and the reference's collector, write bundles and trajectories whose tool calls, compactions or turns "
+    "name an invocation the record does not hold. A warning in bundles and trajectories alike.",
+    "tool_call_duplicate": "One call observed twice (at two boundaries, or once by the producer and once by the "
+    "harness) is legal evidence, and the reference writes it. The projection merges a call's observations into "
+    "one record; observations that disagree are named by the gap `duplicate_tool_call`.",
     "line_too_long": "The default limit is 64 MiB per line; the example lowers it with `--max-line-bytes` (an "
     "option left out of `--help`) to stay readable.",
 }
