@@ -51,10 +51,11 @@ def _text(value: Any) -> bytes:
 @st.composite
 def hostile_lines(draw: st.DrawFn) -> bytes:
     """One line of a file: a broken record, any JSON value, its bytes damaged, or no JSON at all."""
-    line = _text(draw(hostile_records())) or b"{}"
+    value = draw(hostile_records())
+    line = _text(value) or b"{}"
     how = draw(st.sampled_from(["as is", "as is", "spaced", "byte", "cut", "noise", "deep", "digits", "repeat"]))
-    if how == "spaced":
-        line = json.dumps(json.loads(line), indent=None, separators=(", ", ": ")).encode() if line.isascii() else line
+    if how == "spaced":  # whitespace between every token, as a pretty-printer leaves it
+        line = dumps(value, indent=True).replace(b"\n", b" ") if line != b"{}" else line
     elif how == "byte" and line:
         at = draw(st.integers(0, len(line) - 1))
         line = line[:at] + bytes([draw(st.integers(0, 255))]) + line[at + 1 :]
