@@ -9,11 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis_jsonschema import from_schema
 
 from gym_contract import iter_diagnostics, schemas
 from gym_contract.cli import main
 from gym_contract.models import AgentInvocation
-from tests.support import model_accepts, model_entities
+from tests.support import inline, model_accepts, model_entities
 
 ITEM = model_entities()["conversation_item"]
 ITEM_SCHEMA = schemas.validator("conversation_item")
@@ -156,4 +158,77 @@ def test_the_engine_reports_a_blank_video_at_its_item():
     }
     assert [(d.code, d.path) for d in iter_diagnostics(bundle, "bundle")] == [
         ("schema_violation", "/records/0/conversation/0/content")
+    ]
+
+
+# --- items without `type`: read as a message, or rejected -----------------------------------------------
+# The reference's union (NeMoGymResponseInputItem, pydantic smart mode) reads an item without `type` as any
+# branch whose required fields it has, defaulting `type`; one that fits none becomes `mcp_list_tools`, whose
+# fields are all optional. Pinned here: only a message may omit `type`; anything else without it is rejected.
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        pytest.param({"role": "user", "content": "q"}, id="easy-input"),
+        pytest.param(
+            {"role": "system", "status": "completed", "content": [{"type": "input_text", "text": "q"}]}, id="input"
+        ),
+        pytest.param(
+            {"id": "m1", "role": "assistant", "content": [{"type": "output_text", "text": "a", "annotations": []}]},
+            id="output",
+        ),
+    ],
+)
+def test_a_message_without_type_is_read_as_a_message(item):
+    assert judged(item) == (True, True)
+    assert ITEM.dump_python(ITEM.validate_python(item), mode="json")["type"] == "message"
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        pytest.param({}, id="empty"),
+        pytest.param({"role": "user"}, id="message-without-content"),
+        pytest.param({"role": "tool", "content": "x"}, id="message-with-a-role-no-message-has"),
+        pytest.param({"role": "user", "content": 5}, id="message-with-content-of-no-type"),
+        pytest.param({"tools": [], "server_label": "s"}, id="mcp-listing-fields"),
+    ],
+)
+def test_an_item_without_type_that_is_no_message_is_rejected_not_retyped(item):
+    # The reference accepts each of these as an `mcp_list_tools` item.
+    assert judged(item) == (False, False)
+
+
+@pytest.mark.parametrize(
+    ("item", "item_type"),
+    [
+        ({"arguments": "{}", "call_id": "c", "name": "f"}, "function_call"),
+        ({"call_id": "c", "output": "ok"}, "function_call_output"),
+        ({"id": "rs_1", "summary": []}, "reasoning"),
+        ({"arguments": "{}", "name": "f", "server_label": "s"}, "mcp_call"),
+        ({"arguments": "{}", "name": "f", "id": "a"}, "mcp_approval_request"),
+        ({"tools": []}, "mcp_list_tools"),
+    ],
+)
+def test_an_item_of_another_type_is_accepted_only_when_it_states_it(item, item_type):
+    # The reference defaults `type` for these too; the contract asks for it, so that the shape alone never decides.
+    assert judged(item) == (False, False)
+    assert judged({**item, "type": item_type}) == (True, True)
+
+
+@given(from_schema(inline("conversation_item")))
+def test_no_item_loses_its_type_and_comes_back_as_another(instance):
+    untyped = {key: value for key, value in instance.items() if key != "type"}
+    valid = ITEM_SCHEMA.is_valid(untyped)
+    assert valid == model_accepts(ITEM, untyped)
+    if valid:
+        assert ITEM.dump_python(ITEM.validate_python(untyped), mode="json")["type"] == "message"
+
+
+def test_validate_rejects_an_item_without_type_that_is_no_message(tmp_path, capsys):
+    status, summary = validate(bundle_file(tmp_path, {"role": "user"}), capsys)
+    assert status == 1
+    assert [(d["code"], d["path"]) for d in summary["diagnostics"]] == [
+        ("schema_violation", "/records/0/conversation/0")
     ]

@@ -405,9 +405,9 @@ class FunctionCall(ContractModel):
     """
     Tool name.
     """
-    type: Literal["function_call"] = "function_call"
+    type: Literal["function_call"]
     """
-    Item type.
+    Item type; required: an item without one is read only as a message.
     """
     id: str | None = None
     """
@@ -463,9 +463,9 @@ class FunctionCallOutput(ContractModel):
     """
     Output text, or a list of output content parts.
     """
-    type: Literal["function_call_output"] = "function_call_output"
+    type: Literal["function_call_output"]
     """
-    Item type.
+    Item type; required: an item without one is read only as a message.
     """
     id: str | None = None
     """
@@ -557,9 +557,9 @@ class Reasoning(ContractModel):
     """
     Summary texts.
     """
-    type: Literal["reasoning"] = "reasoning"
+    type: Literal["reasoning"]
     """
-    Item type.
+    Item type; required: an item without one is read only as a message.
     """
     encrypted_content: str | None = None
     """
@@ -607,9 +607,9 @@ class McpCall(ContractModel):
             }
         },
     )
-    type: Literal["mcp_call"] = "mcp_call"
+    type: Literal["mcp_call"]
     """
-    Item type.
+    Item type; required: an item without one is read only as a message.
     """
     arguments: str
     """
@@ -681,9 +681,9 @@ class McpListTools(ContractModel):
             }
         },
     )
-    type: Literal["mcp_list_tools"] = "mcp_list_tools"
+    type: Literal["mcp_list_tools"]
     """
-    Item type.
+    Item type; required: an item without one is read only as a message.
     """
     tools: list[Any] = []
     """
@@ -739,9 +739,9 @@ class McpApprovalRequest(ContractModel):
             }
         },
     )
-    type: Literal["mcp_approval_request"] = "mcp_approval_request"
+    type: Literal["mcp_approval_request"]
     """
-    Item type.
+    Item type; required: an item without one is read only as a message.
     """
     arguments: str
     """
