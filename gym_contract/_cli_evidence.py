@@ -31,7 +31,7 @@ def _join(args: argparse.Namespace) -> int:
     except ValueError as error:  # a bundle that breaks the contract, or a rollout id unfit for a file name
         first = str(error).splitlines()[0]
         return usage_error(f"{args.observations}: {first} (gym-contract validate says more)")
-    joined = join(bundle, capture.records)
+    joined = join(bundle, capture.attached_records)
     for damaged in capture.damaged_lines:
         say(f"{args.capture}: {damaged}")
     print(json.dumps(joined.model_dump(mode="json"), indent=2, ensure_ascii=False))

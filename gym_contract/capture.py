@@ -290,6 +290,15 @@ class Capture:
     unreadable: str | None = None
     """Why the capture file could not be read at all (or stopped being readable), else None."""
 
+    @property
+    def attached_records(self) -> tuple[ModelCallRecord, ...]:
+        """The records a rollout's attachment carries and its join uses (CONTRACT 3.6).
+
+        All of `records`, unless the store stopped being readable: then none, as the reference, whose
+        reader either reads a whole store or fails.
+        """
+        return () if self.unreadable is not None else self.records
+
 
 def _check_file_name_id(rollout_id: object) -> str:
     if not isinstance(rollout_id, str):
@@ -391,29 +400,36 @@ def metrics_diagnostics(records: Iterable[ModelCallRecord]) -> list[Diagnostic]:
 
 
 def _capture_gaps(capture: Capture) -> list[ObservationGap]:
-    gaps: list[ObservationGap] = []
+    """The gaps of the reference's merge (CONTRACT 3.6, 2.6), under the same conditions and in its order."""
     if capture.unreadable is not None:
-        gaps.append(ObservationGap(code=_UNREADABLE))
-    elif not capture.records and not capture.damaged_lines:
-        gaps.append(ObservationGap(code=_NO_RECORDS))
+        return [ObservationGap(code=_UNREADABLE)]
+    gaps: list[ObservationGap] = []
     if capture.damaged_lines:
         gaps.append(ObservationGap(code=_RECORDS_UNREADABLE, detail=f"count={len(capture.damaged_lines)}"))
+    # The marker alone explains an empty capture: a write failed, so "no records" would say less.
     if capture.incomplete:
         gaps.append(ObservationGap(code=_INCOMPLETE))
+    elif not capture.records and not capture.damaged_lines:
+        gaps.append(ObservationGap(code=_NO_RECORDS))
     return gaps
 
 
 def capture_attachment(capture: Capture, include_payloads: bool = True) -> dict[str, Any]:
     """The `ng_model_call_capture` value of a rollout record (CONTRACT 3.6), as JSON-ready data.
 
-    `calls` are full record dumps (nulls kept); without `include_payloads` the keys of `PAYLOAD_KEYS`
-    are left out. `gaps` are dumped without null keys and only when there are any.
+    `calls` are full dumps (nulls kept) of `Capture.attached_records`; without `include_payloads` the
+    keys of `PAYLOAD_KEYS` are left out. `gaps` are the reference's: `model_call_capture_unreadable`
+    alone when the store stopped being readable; else `model_call_capture_records_unreadable` for
+    damaged lines, then `model_call_capture_incomplete` when the marker is there or, without it,
+    `model_call_capture_no_records` when nothing at all was read. They are dumped without null keys,
+    and only when there are any.
     """
     excluded = None if include_payloads else set(PAYLOAD_KEYS)
+    records = capture.attached_records
     attachment: dict[str, Any] = {
         "rollout_id": capture.rollout_id,
-        "metrics": aggregate_metrics(capture.records).model_dump(mode="json"),
-        "calls": [record.model_dump(mode="json", exclude=excluded) for record in capture.records],
+        "metrics": aggregate_metrics(records).model_dump(mode="json"),
+        "calls": [record.model_dump(mode="json", exclude=excluded) for record in records],
     }
     if gaps := _capture_gaps(capture):
         attachment["gaps"] = [gap.model_dump(mode="json", exclude_none=True) for gap in gaps]

@@ -59,7 +59,7 @@ def merge_capture(result: Mapping[str, Any], capture_dirs: Sequence[str | Path])
     if observations is not None:
         try:
             bundle = AgentObservationBundle.model_validate(observations)
-            merged[OBSERVATIONS] = join(bundle, capture.records).model_dump(mode="json")
+            merged[OBSERVATIONS] = join(bundle, capture.attached_records).model_dump(mode="json")
         except Exception as error:  # the rollout is kept; the gap says the join could not be made
             failed = {"code": "agent_observation_join_failed", "detail": type(error).__name__}
             attachment["gaps"] = [*attachment.get("gaps", []), failed]
