@@ -7,7 +7,7 @@ import json
 import math
 import os
 import string
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from gym_contract._io import DEFAULT_MAX_LINE_BYTES, iter_lines
 from gym_contract._json_parsing import loads, nesting_problem, parse_record
 from gym_contract._limits import max_depth
 from gym_contract._sources import InputUnreadable, open_source
+from gym_contract._values import finite, json_type, preview
 from gym_contract._vocabulary import CAPTURED_TOKEN_FIELDS, token_count
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.models import CaptureMetrics, ModelCallRecord, ObservationGap
@@ -34,6 +35,7 @@ __all__ = [
     "error_category",
     "metrics_diagnostics",
     "read_capture",
+    "unrecordable_field",
 ]
 
 CAPTURE_SUFFIX = ".capture.jsonl"
@@ -83,9 +85,8 @@ def _objects(value: object) -> list[dict[str, Any]]:
 
 
 def _number(value: object) -> float | None:
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-        return float(value)
-    return None
+    # An integer too large for a float is no usable time or duration: unknown, like any non-finite number.
+    return finite(value)
 
 
 def _duration(value: object) -> float | None:
@@ -94,6 +95,9 @@ def _duration(value: object) -> float | None:
 
 
 def _integer(value: object) -> int | None:
+    # JSON has one number type: 200.0 is the integer 200, as JSON Schema and the reference both read it.
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
@@ -231,7 +235,9 @@ def derive_record(exchange: dict[str, Any], call_index: int) -> ModelCallRecord:
     """The ModelCallRecord of one raw capture line (CONTRACT 3.5), at append position `call_index`.
 
     Never raises on the shape of `exchange`: a field that cannot be read from it is null (a list
-    field is empty). Raises ValueError only for a negative `call_index`.
+    field is empty). Raises ValueError only for a negative `call_index`. `read_capture` is stricter,
+    as the reference is: a line whose `unrecordable_field` is not None is refused there as damaged
+    rather than derived with that field null.
     """
     if type(call_index) is not int or call_index < 0:
         raise ValueError(f"call_index must be a non-negative int, not {call_index!r}")
@@ -269,6 +275,56 @@ def derive_record(exchange: dict[str, Any], call_index: int) -> ModelCallRecord:
         "latency_ttft_ms": _duration(exchange.get("latency_ttft_ms")),
     }
     return ModelCallRecord.model_validate(fields)
+
+
+# --- lines the reference cannot record (CONTRACT 3.2) ----------------------------------------------
+
+
+def _is_text(value: object) -> bool:
+    return isinstance(value, str)
+
+
+def _is_integer(value: object) -> bool:
+    return _integer(value) is not None
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_model_server_ref(value: object) -> bool:
+    return _model_ref(value) is not None
+
+
+# Exchange fields that the reference's ModelCallRecord takes over as they are, each with what it must
+# be when not null: a value of another JSON type makes the record model refuse the whole line, which is
+# then counted as unreadable. (The reference also coerces what Pydantic's lax mode coerces, such as a
+# status code "200"; JSON types are never coerced here, so such a line is refused too.) The payloads
+# and everything read out of them are taken by shape, so nothing there makes a line unrecordable.
+_TAKEN_AS_THEY_ARE: dict[str, tuple[str, Callable[[object], bool]]] = {
+    "model_call_id": ("a string", _is_text),
+    "model_ref": ('a model-server reference {"type": "responses_api_models", "name": <string>}', _is_model_server_ref),
+    "dialect": ("a string", _is_text),
+    "status_code": ("an integer", _is_integer),
+    "started_at": ("a number", _is_number),
+    "completed_at": ("a number", _is_number),
+    "latency_ms": ("a number", _is_number),
+    "latency_ttft_ms": ("a number", _is_number),
+    "error_category": ("a string", _is_text),
+}
+
+
+def unrecordable_field(exchange: dict[str, Any]) -> tuple[str, str] | None:
+    """The first field that keeps the reference from recording this exchange, with why; None when it can.
+
+    `read_capture` refuses such a line as damaged, as the reference's reader does; `derive_record`
+    would derive it with the field null.
+    """
+    for field, (expected, fits) in _TAKEN_AS_THEY_ARE.items():
+        value = exchange.get(field)
+        if value is not None and not fits(value):
+            return field, f"{field} is {json_type(value, article=True)} ({preview(value)}), not {expected} or null"
+    return None
 
 
 # --- a capture store on disk (CONTRACT 3.2) ----------------------------------------------------------
@@ -326,10 +382,13 @@ def _store_paths(path: Path, rollout_id: str) -> tuple[Path, Path]:
 def read_capture(path: str | Path, rollout_id: str, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Capture:
     """Read the capture of `rollout_id` from a capture directory or from its `.capture.jsonl` file.
 
-    Tolerant, like the reference's `read_available`: blank lines are skipped, a damaged line (bad JSON
-    or UTF-8, not an object, longer than `max_line_bytes`) becomes a diagnostic and the rest is still
-    read; a file that cannot be read is reported in `Capture.unreadable`. Raises ValueError only for a
-    rollout id that cannot name a file, or a path that is neither a directory nor that rollout's file.
+    Tolerant, like the reference's `read_available`: blank lines are skipped, a damaged line becomes a
+    diagnostic with its line number and the rest is still read; a file that cannot be read is reported
+    in `Capture.unreadable`. A line is damaged when it is bad JSON or UTF-8, not an object, longer than
+    `max_line_bytes`, or an exchange the reference cannot record (`unrecordable_field`: the diagnostic
+    names the field and why). A damaged line still takes its `call_index` position. Raises ValueError
+    only for a rollout id that cannot name a file, or a path that is neither a directory nor that
+    rollout's file.
     """
     rollout_id = _check_file_name_id(rollout_id)
     capture_file, marker = _store_paths(Path(path), rollout_id)
@@ -357,6 +416,12 @@ def read_capture(path: str | Path, rollout_id: str, *, max_line_bytes: int = DEF
                     exchange = nesting_problem(kept, _CAPTURE_LINE_DEPTH) or kept
                 if isinstance(exchange, Diagnostic):
                     damaged.append(exchange.at(line=line.number, source=source.name))
+                elif (refused := unrecordable_field(exchange)) is not None:
+                    field, why = refused
+                    message = f"{why}: the call cannot be recorded, so the line counts as unreadable"
+                    damaged.append(
+                        Diagnostic.of("schema_violation", message, f"/{field}", line=line.number, source=source.name)
+                    )
                 else:
                     try:
                         records.append(derive_record(exchange, position))
