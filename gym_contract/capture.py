@@ -19,7 +19,7 @@ from gym_contract._io import DEFAULT_MAX_LINE_BYTES, iter_lines
 from gym_contract._json_parsing import loads, nesting_problem, parse_record
 from gym_contract._limits import max_depth
 from gym_contract._sources import InputUnreadable, open_source
-from gym_contract._values import finite, json_type, preview
+from gym_contract._values import NumberText, finite, json_type, preview
 from gym_contract._vocabulary import CAPTURED_TOKEN_FIELDS, token_count
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.models import CaptureMetrics, ModelCallRecord, ObservationGap
@@ -323,7 +323,9 @@ def unrecordable_field(exchange: dict[str, Any]) -> tuple[str, str] | None:
     for field, (expected, fits) in _TAKEN_AS_THEY_ARE.items():
         value = exchange.get(field)
         if value is not None and not fits(value):
-            return field, f"{field} is {json_type(value, article=True)} ({preview(value)}), not {expected} or null"
+            # A number kept as its text is one no float or int here can hold (nor the reference's parser).
+            what = "a number out of range" if isinstance(value, NumberText) else json_type(value, article=True)
+            return field, f"{field} is {what} ({preview(value)}), not {expected} or null"
     return None
 
 

@@ -112,6 +112,12 @@ def test_deriving_a_record_stays_total_and_nulls_the_field_read_capture_refuses(
     assert derive_record(line, 0).dialect is None
 
 
+def test_a_number_out_of_range_is_named_as_such(tmp_path):
+    (tmp_path / "7-0.capture.jsonl").write_text('{"model_call_id": "a", "started_at": 1e400}\n')
+    (damaged,) = read_capture(tmp_path, "7-0").damaged_lines
+    assert damaged.message.startswith("started_at is a number out of range (1e400), not a number or null")
+
+
 def test_a_timestamp_too_large_for_a_float_is_unknown_not_an_error():
     assert derive_record(exchange("a", started_at=10**400), 0).started_at is None
 
