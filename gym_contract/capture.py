@@ -19,7 +19,7 @@ from gym_contract._io import DEFAULT_MAX_LINE_BYTES, iter_lines
 from gym_contract._json_parsing import loads, nesting_problem, parse_record
 from gym_contract._limits import max_depth
 from gym_contract._sources import InputUnreadable, open_source
-from gym_contract._values import NumberText, finite, json_type, preview
+from gym_contract._values import NumberText, finite, first_text, json_type, preview, text
 from gym_contract._vocabulary import CAPTURED_TOKEN_FIELDS, token_count
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.models import CaptureMetrics, ModelCallRecord, ObservationGap
@@ -60,14 +60,6 @@ _count = token_count
 
 def _first_count(*values: object) -> int | None:
     return next((count for count in map(_count, values) if count is not None), None)
-
-
-def _string(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _first_string(*values: object) -> str | None:
-    return next((value for value in values if isinstance(value, str)), None)
 
 
 def _object(value: object) -> dict[str, Any] | None:
@@ -195,7 +187,7 @@ def _arguments(value: object) -> dict[str, Any]:
 
 
 def _tool_call(call_id: object, name: object, arguments: object) -> dict[str, Any]:
-    return {"call_id": _string(call_id), "name": _string(name), "arguments": _arguments(arguments)}
+    return {"call_id": text(call_id), "name": text(name), "arguments": _arguments(arguments)}
 
 
 def _tool_calls(response: dict[str, Any], message: dict[str, Any]) -> list[dict[str, Any]]:
@@ -224,11 +216,11 @@ def _reasoning_content(response: dict[str, Any], message: dict[str, Any]) -> str
         if item.get("type") == "reasoning"
         for summary in _objects(item.get("summary"))
     ]
-    texts.append(_first_string(message.get("reasoning_content"), message.get("reasoning")))
+    texts.append(first_text(message.get("reasoning_content"), message.get("reasoning")))
     blocks = _objects(response.get("content"))
     texts.extend(block.get("thinking") for block in blocks if block.get("type") == "thinking")
     # Empty pieces are skipped so that they do not leave stray blank lines in the joined text.
-    return "\n".join(text for text in texts if isinstance(text, str) and text) or None
+    return "\n".join(piece for piece in texts if isinstance(piece, str) and piece) or None
 
 
 def derive_record(exchange: dict[str, Any], call_index: int) -> ModelCallRecord:
@@ -250,15 +242,15 @@ def derive_record(exchange: dict[str, Any], call_index: int) -> ModelCallRecord:
     message = _object(first_choice.get("message")) or {}
     incomplete_details = _object(body.get("incomplete_details")) or {}
     fields: dict[str, Any] = {
-        "model_call_id": _string(exchange.get("model_call_id")),
-        "response_id": _string(body.get("id")),
+        "model_call_id": text(exchange.get("model_call_id")),
+        "response_id": text(body.get("id")),
         "call_index": call_index,
         "model_ref": _model_ref(exchange.get("model_ref")),
-        "model": _first_string(body.get("model"), (request or {}).get("model")),
-        "dialect": _string(exchange.get("dialect")),
+        "model": first_text(body.get("model"), (request or {}).get("model")),
+        "dialect": text(exchange.get("dialect")),
         "status_code": _integer(exchange.get("status_code")),
-        "response_status": _string(body.get("status")),
-        "finish_reason": _first_string(
+        "response_status": text(body.get("status")),
+        "finish_reason": first_text(
             body.get("stop_reason"), first_choice.get("finish_reason"), incomplete_details.get("reason")
         ),
         "started_at": _number(exchange.get("started_at")),
@@ -266,11 +258,11 @@ def derive_record(exchange: dict[str, Any], call_index: int) -> ModelCallRecord:
         **_token_fields(_object(body.get("usage")) or {}),
         "request": request,
         "response": response,
-        "request_raw": _string(exchange.get("request_raw")),
-        "response_raw": _string(exchange.get("response_raw")),
+        "request_raw": text(exchange.get("request_raw")),
+        "response_raw": text(exchange.get("response_raw")),
         "tool_calls": _tool_calls(body, message),
         "reasoning_content": _reasoning_content(body, message),
-        "error_category": _string(exchange.get("error_category")),
+        "error_category": text(exchange.get("error_category")),
         "latency_total_ms": _duration(exchange.get("latency_ms")),
         "latency_ttft_ms": _duration(exchange.get("latency_ttft_ms")),
     }
