@@ -92,7 +92,13 @@ def _server(ref: Any) -> tuple[str, str] | None:
 
 
 def _exact_matches(ref: ModelCallRef, calls: Sequence[ModelCallRecord]) -> list[int]:
-    """Calls a reference names exactly (the join's own matching rule)."""
+    """Calls a reference names exactly (the join's own matching rule).
+
+    The reference's association matches a reference that has a `model_call_id` by that id alone,
+    while its join also asks the reference's `model_ref` and `response_id` to agree. Using the join's
+    rule here too keeps the association from owning a call, or ordering a compaction, by a reference
+    that the joined bundle reports as matching nothing.
+    """
     found = []
     for index, call in enumerate(calls):
         if ref.model_call_id:
@@ -176,12 +182,16 @@ def associate_compaction_calls(
             detail = f"candidate_count={len(found)}"
             gaps.append(ObservationGap(code=AMBIGUOUS_MATCH, invocation_id=compaction.invocation_id, detail=detail))
             continue
+        owner = invocations.get(compaction.invocation_id)
+        if owner is None:
+            # The join accepts a compaction's call only through its invocation's own model_calls
+            # (CONTRACT 1.14 step 6): with no invocation to record it, the compaction stays unresolved,
+            # as in the reference.
+            continue
         call = calls[found[0]]
         ref = ModelCallRef(model_call_id=call.model_call_id, model_ref=call.model_ref, response_id=call.response_id)
         records[position] = compaction.model_copy(update={"model_calls": [ref]})
-        owner = invocations.get(compaction.invocation_id)
-        if owner is not None:
-            records[owner] = _insert_ref(records[owner], ref, compaction)
+        records[owner] = _insert_ref(records[owner], ref, compaction)
     unresolved = {r.invocation_id for r in records if isinstance(r, ContextCompactionObservation) and not r.model_calls}
     gaps = [g for g in gaps if g.code != REFERENCE_UNAVAILABLE or g.invocation_id in unresolved]
     return bundle.model_copy(update={"records": records, "gaps": gaps})

@@ -47,7 +47,7 @@ def _join(args: argparse.Namespace) -> int:
         return usage_error(str(error))
     if isinstance(bundle, str):
         return usage_error(bundle)
-    joined = join(bundle, capture.records)
+    joined = join(bundle, capture.attached_records)
     for damaged in capture.damaged_lines:
         say(f"{args.capture}: {damaged}")
     sys.stdout.buffer.write(dumps(joined.model_dump(mode="python"), indent=True) + b"\n")

@@ -7,7 +7,7 @@ import json
 import math
 import os
 import string
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from gym_contract._io import DEFAULT_MAX_LINE_BYTES, iter_lines
 from gym_contract._json_parsing import loads, nesting_problem, parse_record
 from gym_contract._limits import max_depth
 from gym_contract._sources import InputUnreadable, open_source
+from gym_contract._values import NumberText, finite, first_text, json_type, preview, text
 from gym_contract._vocabulary import CAPTURED_TOKEN_FIELDS, token_count
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.models import CaptureMetrics, ModelCallRecord, ObservationGap
@@ -34,6 +35,7 @@ __all__ = [
     "error_category",
     "metrics_diagnostics",
     "read_capture",
+    "unrecordable_field",
 ]
 
 CAPTURE_SUFFIX = ".capture.jsonl"
@@ -60,14 +62,6 @@ def _first_count(*values: object) -> int | None:
     return next((count for count in map(_count, values) if count is not None), None)
 
 
-def _string(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _first_string(*values: object) -> str | None:
-    return next((value for value in values if isinstance(value, str)), None)
-
-
 def _object(value: object) -> dict[str, Any] | None:
     # Keys are checked because a Python caller may hand over a dict that JSON could not hold.
     if isinstance(value, dict) and all(isinstance(key, str) for key in value):
@@ -83,9 +77,8 @@ def _objects(value: object) -> list[dict[str, Any]]:
 
 
 def _number(value: object) -> float | None:
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-        return float(value)
-    return None
+    # An integer too large for a float is no usable time or duration: unknown, like any non-finite number.
+    return finite(value)
 
 
 def _duration(value: object) -> float | None:
@@ -94,6 +87,9 @@ def _duration(value: object) -> float | None:
 
 
 def _integer(value: object) -> int | None:
+    # JSON has one number type: 200.0 is the integer 200, as JSON Schema and the reference both read it.
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
@@ -191,7 +187,7 @@ def _arguments(value: object) -> dict[str, Any]:
 
 
 def _tool_call(call_id: object, name: object, arguments: object) -> dict[str, Any]:
-    return {"call_id": _string(call_id), "name": _string(name), "arguments": _arguments(arguments)}
+    return {"call_id": text(call_id), "name": text(name), "arguments": _arguments(arguments)}
 
 
 def _tool_calls(response: dict[str, Any], message: dict[str, Any]) -> list[dict[str, Any]]:
@@ -220,18 +216,20 @@ def _reasoning_content(response: dict[str, Any], message: dict[str, Any]) -> str
         if item.get("type") == "reasoning"
         for summary in _objects(item.get("summary"))
     ]
-    texts.append(_first_string(message.get("reasoning_content"), message.get("reasoning")))
+    texts.append(first_text(message.get("reasoning_content"), message.get("reasoning")))
     blocks = _objects(response.get("content"))
     texts.extend(block.get("thinking") for block in blocks if block.get("type") == "thinking")
     # Empty pieces are skipped so that they do not leave stray blank lines in the joined text.
-    return "\n".join(text for text in texts if isinstance(text, str) and text) or None
+    return "\n".join(piece for piece in texts if isinstance(piece, str) and piece) or None
 
 
 def derive_record(exchange: dict[str, Any], call_index: int) -> ModelCallRecord:
     """The ModelCallRecord of one raw capture line (CONTRACT 3.5), at append position `call_index`.
 
     Never raises on the shape of `exchange`: a field that cannot be read from it is null (a list
-    field is empty). Raises ValueError only for a negative `call_index`.
+    field is empty). Raises ValueError only for a negative `call_index`. `read_capture` is stricter,
+    as the reference is: a line whose `unrecordable_field` is not None is refused there as damaged
+    rather than derived with that field null.
     """
     if type(call_index) is not int or call_index < 0:
         raise ValueError(f"call_index must be a non-negative int, not {call_index!r}")
@@ -244,15 +242,15 @@ def derive_record(exchange: dict[str, Any], call_index: int) -> ModelCallRecord:
     message = _object(first_choice.get("message")) or {}
     incomplete_details = _object(body.get("incomplete_details")) or {}
     fields: dict[str, Any] = {
-        "model_call_id": _string(exchange.get("model_call_id")),
-        "response_id": _string(body.get("id")),
+        "model_call_id": text(exchange.get("model_call_id")),
+        "response_id": text(body.get("id")),
         "call_index": call_index,
         "model_ref": _model_ref(exchange.get("model_ref")),
-        "model": _first_string(body.get("model"), (request or {}).get("model")),
-        "dialect": _string(exchange.get("dialect")),
+        "model": first_text(body.get("model"), (request or {}).get("model")),
+        "dialect": text(exchange.get("dialect")),
         "status_code": _integer(exchange.get("status_code")),
-        "response_status": _string(body.get("status")),
-        "finish_reason": _first_string(
+        "response_status": text(body.get("status")),
+        "finish_reason": first_text(
             body.get("stop_reason"), first_choice.get("finish_reason"), incomplete_details.get("reason")
         ),
         "started_at": _number(exchange.get("started_at")),
@@ -260,15 +258,67 @@ def derive_record(exchange: dict[str, Any], call_index: int) -> ModelCallRecord:
         **_token_fields(_object(body.get("usage")) or {}),
         "request": request,
         "response": response,
-        "request_raw": _string(exchange.get("request_raw")),
-        "response_raw": _string(exchange.get("response_raw")),
+        "request_raw": text(exchange.get("request_raw")),
+        "response_raw": text(exchange.get("response_raw")),
         "tool_calls": _tool_calls(body, message),
         "reasoning_content": _reasoning_content(body, message),
-        "error_category": _string(exchange.get("error_category")),
+        "error_category": text(exchange.get("error_category")),
         "latency_total_ms": _duration(exchange.get("latency_ms")),
         "latency_ttft_ms": _duration(exchange.get("latency_ttft_ms")),
     }
     return ModelCallRecord.model_validate(fields)
+
+
+# --- lines the reference cannot record (CONTRACT 3.2) ----------------------------------------------
+
+
+def _is_text(value: object) -> bool:
+    return isinstance(value, str)
+
+
+def _is_integer(value: object) -> bool:
+    return _integer(value) is not None
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_model_server_ref(value: object) -> bool:
+    return _model_ref(value) is not None
+
+
+# Exchange fields that the reference's ModelCallRecord takes over as they are, each with what it must
+# be when not null: a value of another JSON type makes the record model refuse the whole line, which is
+# then counted as unreadable. (The reference also coerces what Pydantic's lax mode coerces, such as a
+# status code "200"; JSON types are never coerced here, so such a line is refused too.) The payloads
+# and everything read out of them are taken by shape, so nothing there makes a line unrecordable.
+_TAKEN_AS_THEY_ARE: dict[str, tuple[str, Callable[[object], bool]]] = {
+    "model_call_id": ("a string", _is_text),
+    "model_ref": ('a model-server reference {"type": "responses_api_models", "name": <string>}', _is_model_server_ref),
+    "dialect": ("a string", _is_text),
+    "status_code": ("an integer", _is_integer),
+    "started_at": ("a number", _is_number),
+    "completed_at": ("a number", _is_number),
+    "latency_ms": ("a number", _is_number),
+    "latency_ttft_ms": ("a number", _is_number),
+    "error_category": ("a string", _is_text),
+}
+
+
+def unrecordable_field(exchange: dict[str, Any]) -> tuple[str, str] | None:
+    """The first field that keeps the reference from recording this exchange, with why; None when it can.
+
+    `read_capture` refuses such a line as damaged, as the reference's reader does; `derive_record`
+    would derive it with the field null.
+    """
+    for field, (expected, fits) in _TAKEN_AS_THEY_ARE.items():
+        value = exchange.get(field)
+        if value is not None and not fits(value):
+            # A number kept as its text is one no float or int here can hold (nor the reference's parser).
+            what = "a number out of range" if isinstance(value, NumberText) else json_type(value, article=True)
+            return field, f"{field} is {what} ({preview(value)}), not {expected} or null"
+    return None
 
 
 # --- a capture store on disk (CONTRACT 3.2) ----------------------------------------------------------
@@ -289,6 +339,15 @@ class Capture:
     """The capture file or the marker is there."""
     unreadable: str | None = None
     """Why the capture file could not be read at all (or stopped being readable), else None."""
+
+    @property
+    def attached_records(self) -> tuple[ModelCallRecord, ...]:
+        """The records a rollout's attachment carries and its join uses (CONTRACT 3.6).
+
+        All of `records`, unless the store stopped being readable: then none, as the reference, whose
+        reader either reads a whole store or fails.
+        """
+        return () if self.unreadable is not None else self.records
 
 
 def _check_file_name_id(rollout_id: object) -> str:
@@ -317,10 +376,13 @@ def _store_paths(path: Path, rollout_id: str) -> tuple[Path, Path]:
 def read_capture(path: str | Path, rollout_id: str, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Capture:
     """Read the capture of `rollout_id` from a capture directory or from its `.capture.jsonl` file.
 
-    Tolerant, like the reference's `read_available`: blank lines are skipped, a damaged line (bad JSON
-    or UTF-8, not an object, longer than `max_line_bytes`) becomes a diagnostic and the rest is still
-    read; a file that cannot be read is reported in `Capture.unreadable`. Raises ValueError only for a
-    rollout id that cannot name a file, or a path that is neither a directory nor that rollout's file.
+    Tolerant, like the reference's `read_available`: blank lines are skipped, a damaged line becomes a
+    diagnostic with its line number and the rest is still read; a file that cannot be read is reported
+    in `Capture.unreadable`. A line is damaged when it is bad JSON or UTF-8, not an object, longer than
+    `max_line_bytes`, or an exchange the reference cannot record (`unrecordable_field`: the diagnostic
+    names the field and why). A damaged line still takes its `call_index` position. Raises ValueError
+    only for a rollout id that cannot name a file, or a path that is neither a directory nor that
+    rollout's file.
     """
     rollout_id = _check_file_name_id(rollout_id)
     capture_file, marker = _store_paths(Path(path), rollout_id)
@@ -348,6 +410,12 @@ def read_capture(path: str | Path, rollout_id: str, *, max_line_bytes: int = DEF
                     exchange = nesting_problem(kept, _CAPTURE_LINE_DEPTH) or kept
                 if isinstance(exchange, Diagnostic):
                     damaged.append(exchange.at(line=line.number, source=source.name))
+                elif (refused := unrecordable_field(exchange)) is not None:
+                    field, why = refused
+                    message = f"{why}: the call cannot be recorded, so the line counts as unreadable"
+                    damaged.append(
+                        Diagnostic.of("schema_violation", message, f"/{field}", line=line.number, source=source.name)
+                    )
                 else:
                     try:
                         records.append(derive_record(exchange, position))
@@ -391,30 +459,37 @@ def metrics_diagnostics(records: Iterable[ModelCallRecord]) -> list[Diagnostic]:
 
 
 def _capture_gaps(capture: Capture) -> list[ObservationGap]:
-    gaps: list[ObservationGap] = []
+    """The gaps of the reference's merge (CONTRACT 3.6, 2.6), under the same conditions and in its order."""
     if capture.unreadable is not None:
-        gaps.append(ObservationGap(code=_UNREADABLE))
-    elif not capture.records and not capture.damaged_lines:
-        gaps.append(ObservationGap(code=_NO_RECORDS))
+        return [ObservationGap(code=_UNREADABLE)]
+    gaps: list[ObservationGap] = []
     if capture.damaged_lines:
         gaps.append(ObservationGap(code=_RECORDS_UNREADABLE, detail=f"count={len(capture.damaged_lines)}"))
+    # The marker alone explains an empty capture: a write failed, so "no records" would say less.
     if capture.incomplete:
         gaps.append(ObservationGap(code=_INCOMPLETE))
+    elif not capture.records and not capture.damaged_lines:
+        gaps.append(ObservationGap(code=_NO_RECORDS))
     return gaps
 
 
 def capture_attachment(capture: Capture, include_payloads: bool = True) -> dict[str, Any]:
     """The `ng_model_call_capture` value of a rollout record (CONTRACT 3.6), as JSON-ready data.
 
-    `calls` are full record dumps (nulls kept); without `include_payloads` the keys of `PAYLOAD_KEYS`
-    are left out. `gaps` are dumped without null keys and only when there are any.
+    `calls` are full dumps (nulls kept) of `Capture.attached_records`; without `include_payloads` the
+    keys of `PAYLOAD_KEYS` are left out. `gaps` are the reference's: `model_call_capture_unreadable`
+    alone when the store stopped being readable; else `model_call_capture_records_unreadable` for
+    damaged lines, then `model_call_capture_incomplete` when the marker is there or, without it,
+    `model_call_capture_no_records` when nothing at all was read. They are dumped without null keys,
+    and only when there are any.
     """
     excluded = None if include_payloads else set(PAYLOAD_KEYS)
+    records = capture.attached_records
     attachment: dict[str, Any] = {
         "rollout_id": capture.rollout_id,
-        "metrics": aggregate_metrics(capture.records).model_dump(mode="python"),
+        "metrics": aggregate_metrics(records).model_dump(mode="python"),
         # Python-mode dumps: the JSON-mode serializer stops at 254 levels; payloads may nest deeper.
-        "calls": [record.model_dump(mode="python", exclude=excluded) for record in capture.records],
+        "calls": [record.model_dump(mode="python", exclude=excluded) for record in records],
     }
     if gaps := _capture_gaps(capture):
         attachment["gaps"] = [gap.model_dump(mode="python", exclude_none=True) for gap in gaps]

@@ -64,7 +64,7 @@ def merge_capture(result: Mapping[str, Any], capture_dirs: Sequence[str | Path])
             attachment["gaps"] = [*attachment.get("gaps", []), {"code": JOIN_FAILED, "detail": refused}]
         else:
             # Python-mode dumps: the JSON-mode serializer stops at 254 levels; conversations may nest deeper.
-            merged[OBSERVATIONS] = join(bundle, capture.records).model_dump(mode="python")
+            merged[OBSERVATIONS] = join(bundle, capture.attached_records).model_dump(mode="python")
     merged[CAPTURE] = attachment
     return merged
 

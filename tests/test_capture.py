@@ -714,20 +714,21 @@ def test_payloads_stay_in_the_calls_unless_left_out():
     [
         (Capture("7-0"), [{"code": "model_call_capture_no_records"}]),
         (Capture("7-0", found=True), [{"code": "model_call_capture_no_records"}]),
-        (
-            Capture("7-0", found=True, incomplete=True),
-            [{"code": "model_call_capture_no_records"}, {"code": "model_call_capture_incomplete"}],
-        ),
+        (Capture("7-0", found=True, incomplete=True), [{"code": "model_call_capture_incomplete"}]),
         (
             Capture("7-0", damaged_lines=(damage(1),), found=True),
             [{"code": "model_call_capture_records_unreadable", "detail": "count=1"}],
         ),
         (
-            Capture("7-0", damaged_lines=(damage(2),), found=True, unreadable="I/O error"),
+            Capture("7-0", damaged_lines=(damage(1),), found=True, incomplete=True),
             [
-                {"code": "model_call_capture_unreadable"},
                 {"code": "model_call_capture_records_unreadable", "detail": "count=1"},
+                {"code": "model_call_capture_incomplete"},
             ],
+        ),
+        (
+            Capture("7-0", damaged_lines=(damage(2),), found=True, incomplete=True, unreadable="I/O error"),
+            [{"code": "model_call_capture_unreadable"}],
         ),
     ],
 )

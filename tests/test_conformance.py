@@ -15,6 +15,7 @@ from gym_contract._vocabulary import SCHEMA_OF_KIND
 from gym_contract.checking import check_files
 from gym_contract.diagnostics import CODES
 from gym_contract.validation import ROLLOUT_ATTACHMENTS
+from tests.support import model_accepts, model_entities
 
 SUITE = Path(__file__).parent / "conformance"
 NOW = 1_786_100_000.0  # the moment the suite's README fixes
@@ -26,17 +27,36 @@ def suite_files() -> list[Path]:
     return sorted(SUITE.glob("*.json"), key=lambda path: path.name)
 
 
-def cases() -> list[tuple[str, str | None, dict[str, Any]]]:
+def groups() -> list[tuple[str, dict[str, Any]]]:
     found = []
     for path in suite_files():
-        if path.name == "suite.schema.json":
-            continue
-        for group in json.loads(path.read_text(encoding="utf-8")):
-            found += [(f"{path.stem}: {test['description']}", group["kind"], test) for test in group["tests"]]
+        if path.name != "suite.schema.json":
+            found += [(path.stem, group) for group in json.loads(path.read_text(encoding="utf-8"))]
     return found
 
 
+def cases() -> list[tuple[str, str | None, dict[str, Any]]]:
+    """Cases of records of a kind: what the engine says about each, and the schema's verdict."""
+    return [
+        (f"{stem}: {test['description']}", group["kind"], test)
+        for stem, group in groups()
+        if "schema" not in group
+        for test in group["tests"]
+    ]
+
+
+def part_cases() -> list[tuple[str, str, dict[str, Any]]]:
+    """Cases of a part of a record judged on its own: only its schema's verdict."""
+    return [
+        (f"{stem}: {test['description']}", group["schema"], test)
+        for stem, group in groups()
+        if "schema" in group
+        for test in group["tests"]
+    ]
+
+
 CASES = cases()
+PART_CASES = part_cases()
 
 
 def as_set(diagnostics: list[dict[str, str]]) -> Counter[tuple[str, str, str]]:
@@ -81,6 +101,16 @@ def test_the_schemas_alone_decide_schema_valid(kind: str | None, test: dict[str,
     assert schema_alone(test["data"], kind or detect_kind(test["data"])) is test["schema_valid"]
     if test["schema_valid"]:
         assert all(d["code"] != "schema_violation" for d in test["diagnostics"])
+
+
+@pytest.mark.parametrize(("schema", "test"), [case[1:] for case in PART_CASES], ids=[c[0] for c in PART_CASES])
+def test_a_part_of_a_record_is_judged_by_its_own_schema(schema: str, test: dict[str, Any]) -> None:
+    assert schemas.validator(schema).is_valid(test["data"]) is test["schema_valid"]
+
+
+@pytest.mark.parametrize(("schema", "test"), [case[1:] for case in PART_CASES], ids=[c[0] for c in PART_CASES])
+def test_the_models_judge_a_part_of_a_record_as_its_schema_does(schema: str, test: dict[str, Any]) -> None:
+    assert model_accepts(model_entities()[schema], test["data"]) is test["schema_valid"]
 
 
 def test_every_file_follows_the_suite_format() -> None:

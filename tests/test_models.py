@@ -10,6 +10,7 @@ from pydantic import ValidationError
 from gym_contract import (
     AgentInvocation,
     AgentObservationBundle,
+    ContextCompactionObservation,
     ModelCallRef,
     TrajectoryRecord,
     schemas,
@@ -96,7 +97,6 @@ TURN = {"invocation_id": "root", "task_id": "7", "rollout_id": "7-0", "turn_no":
         pytest.param("sandbox_observation", {**SANDBOX, "outcome": "exploded"}, id="sandbox-outcome"),
         pytest.param("sandbox_observation", {**SANDBOX, "peak_memory_mib": -0.5}, id="sandbox-bound"),
         pytest.param("sandbox_observation", {"kind": "sandbox"}, id="sandbox-role-required"),
-        pytest.param("context_compaction", {"invocation_id": "root"}, id="compaction-kind-required"),
         pytest.param("context_compaction", {**COMPACTION, "tokens_before": -1}, id="compaction-bound"),
         pytest.param("context_compaction", {**COMPACTION, "tokens_after": 1.5}, id="compaction-integer"),
         pytest.param("context_compaction", {**COMPACTION, "outcome": "completed!"}, id="compaction-outcome"),
@@ -160,6 +160,7 @@ def test_structural_violations_are_rejected_by_schema_and_model(name, data):
         pytest.param("tool_call_observation", TOOL, id="tool-minimal"),
         pytest.param("trajectory_tool_call", {**TOOL, "output": {"any": ["json"]}}, id="trajectory-tool-output"),
         pytest.param("trajectory_tool_call", {k: v for k, v in TOOL.items() if k != "kind"}, id="tool-kind-default"),
+        pytest.param("context_compaction", {"invocation_id": "root"}, id="compaction-kind-default"),
         pytest.param("context_compaction", {**COMPACTION, "tokens_before": 10, "tokens_after": 11}, id="tokens-grow"),
         pytest.param("trajectory_turn", {**TURN, "turn_no": 1.0}, id="integral-float-is-an-integer"),
         pytest.param("trajectory_turn", {**TURN, "timestamp": 5}, id="integer-is-a-number"),
@@ -227,6 +228,15 @@ def test_bundle_records_are_told_apart_by_kind():
         "ContextCompactionObservation",
         "AgentInvocation",
     ]
+
+
+def test_a_standalone_compaction_without_kind_takes_its_default():
+    assert ContextCompactionObservation.model_validate({"invocation_id": "root"}).kind == "context_compaction"
+
+
+def test_a_bundle_record_without_kind_is_rejected_even_where_its_own_schema_defaults_it():
+    bundle = {"source": "claude_code", "records": [{"invocation_id": "root", "outcome": "completed"}]}
+    assert judged("agent_observations", bundle) == (False, False)
 
 
 def test_defaults_match_the_reference_dump():

@@ -44,21 +44,31 @@ def test_schema_id_carries_the_contract_version_and_file_name(name):
 
 
 def _property_maps(document):
+    """Every `properties` map of a schema, wherever it is nested: $defs, items, combinators, conditionals."""
     for path, node in objects(document):
         if isinstance(node.get("properties"), dict) and path[-1:] != ("properties",):
             yield path, node["properties"]
 
 
+def _undocumented(document):
+    return [
+        "/".join(map(str, (*path, "properties", prop)))
+        for path, props in _property_maps(document)
+        for prop, subschema in props.items()
+        if "description" not in subschema
+    ]
+
+
 @pytest.mark.parametrize("name", sorted(DOCUMENTS))
 def test_every_property_has_a_description(name):
-    undocumented = [
-        "/".join(map(str, (*path, "properties", prop)))
-        for path, props in _property_maps(DOCUMENTS[name])
-        for prop, subschema in props.items()
-        # Properties inside if/then/not only restate a constraint on a property documented above.
-        if not {"if", "then", "not", "else"} & set(map(str, path)) and "description" not in subschema
-    ]
-    assert undocumented == []
+    assert _undocumented(DOCUMENTS[name]) == []
+
+
+@pytest.mark.parametrize("keyword", ["if", "then", "else", "not", "allOf", "anyOf", "oneOf", "$defs", "items"])
+def test_the_description_check_looks_inside_every_subschema_keyword(keyword):
+    bare = {"properties": {"hidden": {"type": "string"}}}
+    nested = {keyword: [bare] if keyword.endswith("Of") else {"Def": bare} if keyword == "$defs" else bare}
+    assert _undocumented({"properties": {"outer": {"description": "documented", **nested}}}) != []
 
 
 @pytest.mark.parametrize("name", sorted(DOCUMENTS))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 from gym_contract._model_base import ContractModel
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, RootModel
 from pydantic import MISSING
 from . import model_call_ref_schema
 
@@ -101,6 +101,72 @@ class InputAudio(ContractModel):
     """
 
 
+class VideoLocation(RootModel[str]):
+    root: Annotated[
+        str,
+        Field(
+            pattern="[^\t\n\x0b\x0c\r \x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]",
+            title="VideoLocation",
+        ),
+    ]
+    """
+    URL or data URL of a video; not blank: it has a character other than white space.
+    """
+
+
+class VideoUrl(ContractModel):
+    """
+    A video given as an object that holds its URL under `url`.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    url: Annotated[
+        str,
+        Field(
+            pattern="[^\t\n\x0b\x0c\r \x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]",
+            title="VideoLocation",
+        ),
+    ]
+    """
+    URL or data URL of the video; not blank.
+    """
+
+
+class InputVideo(ContractModel):
+    """
+    Video input part, a NeMo Gym extension of the Responses API: exactly one of `video_url` or `video`, naming a video that is not blank.
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+        json_schema_extra={
+            "if": {"required": ["video_url"]},
+            "then": {
+                "not": {"required": ["video"]},
+                "description": "input_video requires exactly one of video_url or video",
+            },
+            "else": {
+                "required": ["video"],
+                "description": "input_video requires exactly one of video_url or video",
+            },
+        },
+    )
+    type: Literal["input_video"]
+    """
+    Part type.
+    """
+    video_url: VideoLocation | VideoUrl | MISSING = MISSING
+    """
+    The video: a URL or data URL that is not blank, or an object holding one under `url`. A part has this or `video`, never both.
+    """
+    video: VideoLocation | VideoUrl | MISSING = MISSING
+    """
+    The video under its other name, in the same forms as `video_url`. A part has this or `video_url`, never both.
+    """
+
+
 class EasyInputMessage(ContractModel):
     """
     A message in its easy input form: a role and text or content parts.
@@ -121,7 +187,7 @@ class EasyInputMessage(ContractModel):
             }
         },
     )
-    content: str | list[InputText | InputImage | InputFile | InputAudio]
+    content: str | list[InputText | InputImage | InputFile | InputAudio | InputVideo]
     """
     Text, or a list of input content parts.
     """
@@ -171,7 +237,7 @@ class InputMessage(ContractModel):
             }
         },
     )
-    content: list[InputText | InputImage | InputFile | InputAudio]
+    content: list[InputText | InputImage | InputFile | InputAudio | InputVideo]
     """
     Input content parts.
     """
@@ -339,9 +405,9 @@ class FunctionCall(ContractModel):
     """
     Tool name.
     """
-    type: Literal["function_call"] = "function_call"
+    type: Literal["function_call"]
     """
-    Item type.
+    Item type; required: an item without one is read only as a message.
     """
     id: str | None = None
     """
@@ -397,9 +463,9 @@ class FunctionCallOutput(ContractModel):
     """
     Output text, or a list of output content parts.
     """
-    type: Literal["function_call_output"] = "function_call_output"
+    type: Literal["function_call_output"]
     """
-    Item type.
+    Item type; required: an item without one is read only as a message.
     """
     id: str | None = None
     """
@@ -491,9 +557,9 @@ class Reasoning(ContractModel):
     """
     Summary texts.
     """
-    type: Literal["reasoning"] = "reasoning"
+    type: Literal["reasoning"]
     """
-    Item type.
+    Item type; required: an item without one is read only as a message.
     """
     encrypted_content: str | None = None
     """
@@ -541,9 +607,9 @@ class McpCall(ContractModel):
             }
         },
     )
-    type: Literal["mcp_call"] = "mcp_call"
+    type: Literal["mcp_call"]
     """
-    Item type.
+    Item type; required: an item without one is read only as a message.
     """
     arguments: str
     """
@@ -615,9 +681,9 @@ class McpListTools(ContractModel):
             }
         },
     )
-    type: Literal["mcp_list_tools"] = "mcp_list_tools"
+    type: Literal["mcp_list_tools"]
     """
-    Item type.
+    Item type; required: an item without one is read only as a message.
     """
     tools: list[Any] = []
     """
@@ -673,9 +739,9 @@ class McpApprovalRequest(ContractModel):
             }
         },
     )
-    type: Literal["mcp_approval_request"] = "mcp_approval_request"
+    type: Literal["mcp_approval_request"]
     """
-    Item type.
+    Item type; required: an item without one is read only as a message.
     """
     arguments: str
     """

@@ -16,7 +16,7 @@ class ContextCompactionObservation(ContractModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    kind: Literal["context_compaction"]
+    kind: Literal["context_compaction"] = "context_compaction"
     """
     Record discriminator.
     """

@@ -18,15 +18,28 @@ class ModelCallRef(ContractModel):
             "if": {
                 "not": {
                     "required": ["model_call_id"],
-                    "properties": {"model_call_id": {"type": "string", "minLength": 1}},
+                    "properties": {
+                        "model_call_id": {
+                            "type": "string",
+                            "minLength": 1,
+                            "description": "A `model_call_id` that counts as given: a non-empty string.",
+                        }
+                    },
                 }
             },
             "then": {
                 "description": "model_call_id, or both model_ref and response_id, are required",
                 "required": ["model_ref", "response_id"],
                 "properties": {
-                    "model_ref": {"type": "object"},
-                    "response_id": {"type": "string", "minLength": 1},
+                    "model_ref": {
+                        "type": "object",
+                        "description": "Without a `model_call_id`, the model server is required.",
+                    },
+                    "response_id": {
+                        "type": "string",
+                        "minLength": 1,
+                        "description": "Without a `model_call_id`, a non-empty `response_id` is required.",
+                    },
                 },
             },
         },
