@@ -18,7 +18,7 @@ from gym_contract._limits import MAX_DEPTH, depth_beyond
 from gym_contract._values import NumberText, json_type
 from gym_contract.diagnostics import Diagnostic
 
-ORJSON_MAX_DEPTH = MAX_DEPTH + 1
+ORJSON_MAX_DEPTH = MAX_DEPTH
 
 _NON_FINITE = re.compile(r"-?(?:NaN|Infinity)")
 
@@ -137,8 +137,8 @@ Duplicates = list[tuple[tuple[str | int, ...], str]]
 """Objects that repeat a key: each one's path and the first key it repeats."""
 
 
-# Twenty digits in a row may be an integer beyond 64 bits, which orjson reads as a float.
-_LONG_DIGITS = re.compile(rb"\d{20}")
+# An integer outside [-2**63, 2**64), which orjson reads as a float, has twenty digits, or nineteen after a minus.
+_LONG_DIGITS = re.compile(rb"-\d{19}|\d{20}")
 
 
 def loads(data: bytes | str) -> Any:

@@ -1,6 +1,6 @@
 """Writing JSON text: orjson's output for every value this package reads, at any depth and integer size.
 
-orjson writes at most 254 levels and integers within 64 bits; the readers here take 1,023 levels
+orjson writes at most 254 levels and integers within 64 bits; the readers here take 1,024 levels
 and integers of any size, and keep numbers Python cannot hold as `NumberText`. What orjson
 refuses is written by a small iterative writer that lays text out exactly as orjson does, so the
 output never depends on which of the two wrote it.

@@ -1,6 +1,6 @@
 """The package's one limit on the JSON it reads — nesting depth — and the checks that enforce it.
 
-A rollout record may nest as deep as orjson reads (1,023 levels). A record of another kind ends up
+A rollout record may nest as deep as orjson reads (1,024 levels). A record of another kind ends up
 inside a rollout record — an observation bundle one level down, a raw capture line three — so it
 gets the room it will have there: whatever validates here can be embedded, projected and written
 by every command of this package, and read back. Numbers have no limit of their own: an integer
@@ -18,8 +18,8 @@ from gym_contract._json_writing import fragment
 
 __all__ = ["EMBEDDING", "MAX_DEPTH", "depth_beyond", "max_depth", "value_problem"]
 
-MAX_DEPTH = 1023
-"""Levels of arrays and objects a rollout record may nest (orjson reads 1,024 and refuses more)."""
+MAX_DEPTH = 1024
+"""Levels of arrays and objects a rollout record may nest (as many as orjson reads)."""
 
 EMBEDDING = {
     "rollout": 0,

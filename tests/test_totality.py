@@ -230,3 +230,25 @@ def test_the_project_command_reads_any_file_without_a_traceback(lines):
 def test_the_crashes_found_by_fuzzing_are_diagnostics(record):
     found = list(iter_diagnostics(record, now=NOW))
     assert any(d.severity == "error" for d in found)
+
+
+FUZZED_LINES = [
+    b'{"source":"pi","records":[{"kind":[]}]}',
+    b'{"ng_agent_observations":{"source":"pi","records":[{"kind":"tool_call","invocation_id":{"a":1}}]}}',
+    b'{"harness":"claude_code","response_status":"failed","failure_kind":[]}',
+    b'{"source":"pi","records":[],"gaps":[{"code":' + b"7" * 5000 + b"}]}",
+    b'{"task_id":"7","rollout_id":"7-0","model_calls":[{"model_call_id":' + b"7" * 5000 + b"}]}",
+]
+
+
+def test_a_file_of_the_lines_that_crashed_is_reported_line_by_line(tmp_path: Path):
+    path = tmp_path / "fuzzed.jsonl"
+    path.write_bytes(b"\n".join(FUZZED_LINES) + b"\n")
+    out, err = io.TextIOWrapper(io.BytesIO()), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(["validate", str(path), "--format", "json"])
+    out.seek(0)
+    report = json.loads(out.read())
+    assert (status, report["records"], report["invalid_records"]) == (1, 5, 5)
+    assert sorted({d["line"] for d in report["diagnostics"]}) == [1, 2, 3, 4, 5]
+    assert err.getvalue() == ""

@@ -35,7 +35,7 @@ EXAMPLE_NOTES = {
     "validation never decodes it. No command refuses such a record either: `project` and the others keep the "
     "last value of a key repeated inside a payload, as every JSON reader does.",
     "json_invalid": "Besides text that is not JSON, this is text nested deeper than a record of its kind may "
-    "be: 1,023 levels for a rollout record (what orjson reads), one less for a bundle, a trajectory, a capture "
+    "be: 1,024 levels for a rollout record (what orjson reads), one less for a bundle, a trajectory, a capture "
     "attachment or an outcome, three less for a raw capture line — the room each has once embedded in a "
     "rollout record, so that whatever passes can be projected and written by every command. Numbers have no "
     "limit: an integer is exact at any size, and a number Python cannot hold (more than 4,300 digits, or "
