@@ -7,7 +7,7 @@ import os
 from hypothesis import HealthCheck, settings
 
 # `ci` is bounded and deterministic so that a CI run takes the same time and finds the same cases;
-# `thorough` is for hunting counter-examples by hand: HYPOTHESIS_PROFILE=thorough pytest tests/...
+# `thorough` runs a law 100,000 times, to hunt counter-examples: HYPOTHESIS_PROFILE=thorough pytest tests/...
 settings.register_profile(
     "ci",
     max_examples=30,
@@ -23,7 +23,7 @@ settings.register_profile(
 )
 settings.register_profile(
     "thorough",
-    max_examples=1000,
+    max_examples=100_000,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
