@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import os
 import string
@@ -12,13 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
 from pydantic import ValidationError
 
 from gym_contract._io import DEFAULT_MAX_LINE_BYTES, iter_lines
 from gym_contract._json_parsing import loads, nesting_problem, parse_record
+from gym_contract._json_writing import python_text
 from gym_contract._limits import max_depth
 from gym_contract._sources import InputUnreadable, open_source
+from gym_contract._values import finite, first_text, integer, obj, objects, preview, text
 from gym_contract._vocabulary import CAPTURED_TOKEN_FIELDS, token_count
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.models import CaptureMetrics, ModelCallRecord, ObservationGap
@@ -60,41 +60,15 @@ def _first_count(*values: object) -> int | None:
     return next((count for count in map(_count, values) if count is not None), None)
 
 
-def _string(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _first_string(*values: object) -> str | None:
-    return next((value for value in values if isinstance(value, str)), None)
-
-
 def _object(value: object) -> dict[str, Any] | None:
-    # Keys are checked because a Python caller may hand over a dict that JSON could not hold.
-    if isinstance(value, dict) and all(isinstance(key, str) for key in value):
-        return value
-    return None
-
-
-def _objects(value: object) -> list[dict[str, Any]]:
-    """The JSON objects of a list, skipping anything else."""
-    if not isinstance(value, list):
-        return []
-    return [item for item in map(_object, value) if item is not None]
-
-
-def _number(value: object) -> float | None:
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-        return float(value)
-    return None
+    """An object a record can hold: keys checked, since a Python caller may hand over a dict JSON cannot hold."""
+    found = obj(value)
+    return found if found is not None and all(isinstance(key, str) for key in found) else None
 
 
 def _duration(value: object) -> float | None:
-    number = _number(value)
+    number = finite(value)
     return number if number is not None and number >= 0 else None
-
-
-def _integer(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _model_ref(value: object) -> dict[str, Any] | None:
@@ -113,7 +87,7 @@ def error_category(status_code: int | None, exception: BaseException | None = No
     A status of 400 or more decides; below 400 (or with no status) an exception is classed by its type
     name: `timeout`, `connection`, else `exception`. With neither, there is no error: None.
     """
-    status = _integer(status_code)
+    status = integer(status_code)
     if status is not None and status >= 400:
         if status in (408, 504):
             return "timeout"
@@ -170,10 +144,11 @@ def _token_fields(usage: dict[str, Any]) -> dict[str, Any]:
 
 
 def _json_text(value: object) -> str:
+    """The JSON text of a value as the reference writes it (`json.dumps`), at any depth and number size."""
     try:
-        return json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return repr(value)
+        return python_text(value)
+    except TypeError:  # not JSON at all: a Python caller's own object
+        return preview(value)
 
 
 def _arguments(value: object) -> dict[str, Any]:
@@ -183,7 +158,7 @@ def _arguments(value: object) -> dict[str, Any]:
     if isinstance(value, str):
         try:
             parsed = loads(value)
-        except orjson.JSONDecodeError:
+        except ValueError:  # not JSON, or (from a Python caller) text that is not even UTF-8
             return {"_raw": value}
         return parsed if isinstance(parsed, dict) else {"_raw": value}
     as_object = _object(value)
@@ -191,7 +166,7 @@ def _arguments(value: object) -> dict[str, Any]:
 
 
 def _tool_call(call_id: object, name: object, arguments: object) -> dict[str, Any]:
-    return {"call_id": _string(call_id), "name": _string(name), "arguments": _arguments(arguments)}
+    return {"call_id": text(call_id), "name": text(name), "arguments": _arguments(arguments)}
 
 
 def _tool_calls(response: dict[str, Any], message: dict[str, Any]) -> list[dict[str, Any]]:
@@ -199,15 +174,15 @@ def _tool_calls(response: dict[str, Any], message: dict[str, Any]) -> list[dict[
     # still says what the model asked for.
     calls = [
         _tool_call(item.get("call_id"), item.get("name"), item.get("arguments"))
-        for item in _objects(response.get("output"))
+        for item in objects(response.get("output"))
         if item.get("type") == "function_call"
     ]
-    for item in _objects(message.get("tool_calls")):
+    for item in objects(message.get("tool_calls")):
         function = _object(item.get("function")) or {}
         calls.append(_tool_call(item.get("id"), function.get("name"), function.get("arguments")))
     calls.extend(
         _tool_call(block.get("id"), block.get("name"), block.get("input"))
-        for block in _objects(response.get("content"))
+        for block in objects(response.get("content"))
         if block.get("type") == "tool_use"
     )
     return calls
@@ -216,12 +191,12 @@ def _tool_calls(response: dict[str, Any], message: dict[str, Any]) -> list[dict[
 def _reasoning_content(response: dict[str, Any], message: dict[str, Any]) -> str | None:
     texts: list[object] = [
         summary.get("text")
-        for item in _objects(response.get("output"))
+        for item in objects(response.get("output"))
         if item.get("type") == "reasoning"
-        for summary in _objects(item.get("summary"))
+        for summary in objects(item.get("summary"))
     ]
-    texts.append(_first_string(message.get("reasoning_content"), message.get("reasoning")))
-    blocks = _objects(response.get("content"))
+    texts.append(first_text(message.get("reasoning_content"), message.get("reasoning")))
+    blocks = objects(response.get("content"))
     texts.extend(block.get("thinking") for block in blocks if block.get("type") == "thinking")
     # Empty pieces are skipped so that they do not leave stray blank lines in the joined text.
     return "\n".join(text for text in texts if isinstance(text, str) and text) or None
@@ -244,27 +219,27 @@ def derive_record(exchange: dict[str, Any], call_index: int) -> ModelCallRecord:
     message = _object(first_choice.get("message")) or {}
     incomplete_details = _object(body.get("incomplete_details")) or {}
     fields: dict[str, Any] = {
-        "model_call_id": _string(exchange.get("model_call_id")),
-        "response_id": _string(body.get("id")),
+        "model_call_id": text(exchange.get("model_call_id")),
+        "response_id": text(body.get("id")),
         "call_index": call_index,
         "model_ref": _model_ref(exchange.get("model_ref")),
-        "model": _first_string(body.get("model"), (request or {}).get("model")),
-        "dialect": _string(exchange.get("dialect")),
-        "status_code": _integer(exchange.get("status_code")),
-        "response_status": _string(body.get("status")),
-        "finish_reason": _first_string(
+        "model": first_text(body.get("model"), (request or {}).get("model")),
+        "dialect": text(exchange.get("dialect")),
+        "status_code": integer(exchange.get("status_code")),
+        "response_status": text(body.get("status")),
+        "finish_reason": first_text(
             body.get("stop_reason"), first_choice.get("finish_reason"), incomplete_details.get("reason")
         ),
-        "started_at": _number(exchange.get("started_at")),
-        "completed_at": _number(exchange.get("completed_at")),
+        "started_at": finite(exchange.get("started_at")),
+        "completed_at": finite(exchange.get("completed_at")),
         **_token_fields(_object(body.get("usage")) or {}),
         "request": request,
         "response": response,
-        "request_raw": _string(exchange.get("request_raw")),
-        "response_raw": _string(exchange.get("response_raw")),
+        "request_raw": text(exchange.get("request_raw")),
+        "response_raw": text(exchange.get("response_raw")),
         "tool_calls": _tool_calls(body, message),
         "reasoning_content": _reasoning_content(body, message),
-        "error_category": _string(exchange.get("error_category")),
+        "error_category": text(exchange.get("error_category")),
         "latency_total_ms": _duration(exchange.get("latency_ms")),
         "latency_ttft_ms": _duration(exchange.get("latency_ttft_ms")),
     }
