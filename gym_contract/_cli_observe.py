@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from gym_contract._cli_common import EXIT_FAILED, EXIT_OK, say, usage_error
+from gym_contract._cli_common import EXIT_FAILED, EXIT_OK, print_json, say, usage_error
 from gym_contract.producers.claude_code import read_run
 from gym_contract.validation import iter_diagnostics
 
@@ -44,7 +43,7 @@ def _observe_claude_code(args: argparse.Namespace) -> int:
     ]
     for key, diagnostic in problems:
         say(f"{key}{diagnostic.path}: {diagnostic.code}: {diagnostic.message}")
-    print(json.dumps(document, indent=2, ensure_ascii=False))
+    print_json(document)
     return EXIT_INVALID if problems else EXIT_OK
 
 

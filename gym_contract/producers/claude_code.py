@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from gym_contract._outcome_claude_code import classify_claude_code
+from gym_contract._values import finite, text
 from gym_contract.models import AgentObservationBundle, AgentOutcome
 from gym_contract.producers._claude_code_bundle import RootFacts, assemble, roots
 from gym_contract.producers._claude_code_files import MAX_LINE_BYTES, gap, read_transcripts, stream_events
@@ -44,9 +45,10 @@ class ClaudeCodeRun:
 
     def document(self) -> dict[str, Any]:
         """The `gym-contract observe claude-code` output: one JSON-ready object."""
+        # Python mode: a signal may hold a number no double holds (NumberText), which the JSON writer keeps.
         return {
-            "ng_agent_observations": self.observations.model_dump(mode="json"),
-            "ng_agent_outcome": self.outcome.model_dump(mode="json") if self.outcome is not None else None,
+            "ng_agent_observations": self.observations.model_dump(mode="python"),
+            "ng_agent_outcome": self.outcome.model_dump(mode="python") if self.outcome is not None else None,
             "run_summary": self.summary,
         }
 
@@ -131,8 +133,7 @@ def _root_facts(
     attempts: list[str] = []
     open_attempt = False
     for event in events:
-        if isinstance(event.get("session_id"), str) and session_id is None:
-            session_id = event["session_id"]
+        session_id = session_id if session_id is not None else text(event.get("session_id"))
         if event.get("type") != "system" or event.get("subtype") != "status":
             continue
         if event.get("compact_result") in ("success", "failed"):
@@ -147,10 +148,17 @@ def _root_facts(
         attempts.append("unknown")
     result = _last_result(events)
     status, error_type = _root_status(result, exit_code, timed_out)
-    duration = result.get("duration_ms") if result is not None else None
-    if not isinstance(duration, (int, float)) or isinstance(duration, bool) or duration < 0:
+    duration = _duration_ms(result)
+    if duration is None:
         duration = measured_duration_s * 1000 if measured_duration_s is not None else None
     return RootFacts(session_id, status, error_type, duration, tuple(attempts))
+
+
+def _duration_ms(result: dict[str, Any] | None) -> float | None:
+    """The result's `duration_ms` as written (an int stays one) when it is a finite number of at least 0."""
+    duration = result.get("duration_ms") if result is not None else None
+    milliseconds = finite(duration)
+    return duration if milliseconds is not None and milliseconds >= 0 else None
 
 
 def _root_status(result: dict[str, Any] | None, exit_code: int | None, timed_out: bool) -> tuple[str, str | None]:
@@ -205,8 +213,8 @@ def _summary(
         summary["result_error"] = is_error
         summary["result_missing"] = result is None
         summary["context_overflow"] = ended is not None and ended.failure_kind == "model_context_limit"
-        duration = result.get("duration_ms") if result is not None else None
-        if isinstance(duration, (int, float)) and not isinstance(duration, bool) and duration >= 0:
+        duration = _duration_ms(result)
+        if duration is not None:
             summary["duration_s"] = duration / 1000
         summary["unknown_tool_calls"] = _unknown_tool_calls(mapped, events)
     summary["internal_agents"] = dict(sorted(mapped.internal_agents.items()))
