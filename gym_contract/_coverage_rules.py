@@ -16,6 +16,7 @@ from functools import cache
 from typing import Any, Literal
 
 from gym_contract import schemas
+from gym_contract._values import number, obj, objects
 from gym_contract._vocabulary import TOKEN_FIELDS, token_count
 
 Verdict = Literal["V", "O", "X"]
@@ -62,10 +63,6 @@ class Evidence:
     tool_calls: list[dict[str, Any]]
     gap_codes: frozenset[str]
     observation_records: int
-
-
-def objects(value: Any) -> list[dict[str, Any]]:
-    return [item for item in value if type(item) is dict] if type(value) is list else []
 
 
 def evidence_of(record: dict[str, Any], kind: str) -> Evidence:
@@ -125,13 +122,6 @@ def known(value: Any) -> bool:
 
 def is_count(value: Any) -> bool:
     return token_count(value) is not None
-
-
-_TIME_TYPES = frozenset((int, float))
-
-
-def is_time(value: Any) -> bool:
-    return type(value) in _TIME_TYPES
 
 
 def rate(
@@ -364,8 +354,7 @@ def quickly_complete(criteria: Iterable[str], evidence: Evidence) -> set[str]:
 
 
 def _sub(holder: dict[str, Any], key: str) -> dict[str, Any]:
-    value = holder.get(key)
-    return value if isinstance(value, dict) else {}
+    return obj(holder.get(key)) or {}
 
 
 def _ref_key(holder: dict[str, Any]) -> tuple[Any, Any, Any] | None:
@@ -418,6 +407,8 @@ def _has_output(tool: dict[str, Any], outputs: set[tuple[str, str]]) -> bool:
 def _interval(tool: dict[str, Any]) -> tuple[float, float] | None:
     started: Any = tool.get("started_at")
     completed: Any = tool.get("completed_at")
-    if is_time(started) and is_time(completed) and completed >= started:
-        return (float(started), float(completed))
+    # As floats (an integer too large for one is infinite), but ordered as written: Python compares exactly.
+    begin, end = number(started), number(completed)
+    if begin is not None and end is not None and completed >= started:
+        return (begin, end)
     return None
