@@ -167,3 +167,35 @@ def mutated_records(draw: st.DrawFn, records: tuple[dict[str, Any], ...] | None 
 def hostile_records() -> st.SearchStrategy[Any]:
     """What the laws feed every entry point: broken example records, and any JSON value at all."""
     return st.one_of(mutated_records(), mutated_records(), json_values())
+
+
+# ------------------------------------------------------------------------------------------ files
+
+
+def as_line(value: Any) -> bytes:
+    """``value`` as one line of a JSONL file, whatever it holds: any depth, integers of any size; a
+    lone surrogate is written as the bytes it would be, which no reader takes as UTF-8."""
+    from gym_contract._json_writing import python_text
+
+    return python_text(value).encode("utf-8", "surrogatepass")
+
+
+def damaged_lines() -> st.SearchStrategy[bytes]:
+    """Lines no reader takes whole: any bytes, and JSON cut short."""
+    cut = st.builds(
+        lambda line, keep: line[: max(1, len(line) * keep // 100)],
+        st.builds(as_line, json_values()),
+        st.integers(1, 99),
+    )
+    return st.one_of(st.binary(max_size=24).filter(lambda line: b"\n" not in line and b"\r" not in line), cut)
+
+
+def jsonl(lines: list[bytes]) -> bytes:
+    return b"".join(line + b"\n" for line in lines)
+
+
+def file_lines(values: st.SearchStrategy[Any], max_size: int = 6) -> st.SearchStrategy[list[bytes]]:
+    """The lines of a JSONL file: ``values`` written as JSON, now and then a damaged line among them."""
+    return st.lists(
+        st.one_of(st.builds(as_line, values), st.builds(as_line, values), damaged_lines()), max_size=max_size
+    )
