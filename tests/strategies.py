@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Iterator
 from functools import cache
@@ -129,6 +128,23 @@ def _at(value: Any, path: tuple[Any, ...]) -> Any:
     return value
 
 
+def json_copy(value: Any) -> Any:
+    """A deep copy of JSON-like data without recursion: a retyped value may nest thousands of levels."""
+    copied: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any]] = [(value, copied, 0)]
+    while stack:
+        item, holder, slot = stack.pop()
+        if isinstance(item, dict):
+            holder[slot] = fresh = dict(item)
+            stack.extend((child, fresh, key) for key, child in item.items())
+        elif isinstance(item, list):
+            holder[slot] = fresh = list(item)
+            stack.extend((child, fresh, index) for index, child in enumerate(item))
+        else:
+            holder[slot] = item
+    return copied[0]
+
+
 MUTATIONS = ("delete", "retype", "swap", "duplicate", "wrap_string", "add_key")
 
 
@@ -137,7 +153,7 @@ def mutated_records(draw: st.DrawFn, records: tuple[dict[str, Any], ...] | None 
     """An example record broken one to three times: a key deleted, a value of another type, two values
     swapped between keys, a list item repeated, a string turned into a list or an object, a contract
     key added somewhere with any value."""
-    record = copy.deepcopy(draw(st.sampled_from(records or example_records())))
+    record = json_copy(draw(st.sampled_from(records or example_records())))
     for _ in range(draw(st.integers(1, 3))):
         places = list(_places(record))
         if not places:
@@ -155,7 +171,7 @@ def mutated_records(draw: st.DrawFn, records: tuple[dict[str, Any], ...] | None 
                 other_parent, other_key = _at(record, other[:-1]), other[-1]
                 parent[key], other_parent[other_key] = other_parent[other_key], parent[key]
         elif mutation == "duplicate" and isinstance(parent, list):
-            parent.insert(key, copy.deepcopy(parent[key]))
+            parent.insert(key, json_copy(parent[key]))
         elif mutation == "wrap_string" and isinstance(parent[key], str):
             parent[key] = draw(st.sampled_from([[parent[key]], {"text": parent[key]}, {"type": parent[key]}]))
         else:
