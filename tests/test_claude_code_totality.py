@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -149,3 +150,12 @@ def test_tool_times_further_apart_than_a_double_counts_have_no_duration(tmp_path
     document = read_run(config).document()
     [tool] = [r for r in document["ng_agent_observations"]["records"] if r["kind"] == "tool_call"]
     assert (tool["duration_ms"], errors(document["ng_agent_observations"], "bundle")) == (None, [])
+
+
+@pytest.mark.parametrize("seconds", ["nan", "inf", "-5", "1e308"])
+def test_a_measured_duration_that_is_no_duration_is_a_bad_argument(tmp_path: Path, seconds: str) -> None:
+    config = write_run(tmp_path, {"sessionId": "S", "type": "user", "message": {"role": "user", "content": "hi"}})
+    with pytest.raises(ValueError, match="measured_duration_s must be a number of seconds"):
+        read_run(config, measured_duration_s=float(seconds))
+    status, out, err = run_in_process("observe", "claude-code", str(config), "--duration-s", seconds)
+    assert (status, out, len(err.splitlines())) == (2, "", 1)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from gym_contract._outcome_claude_code import classify_claude_code
-from gym_contract._values import finite, text
+from gym_contract._values import finite, preview, text
 from gym_contract.models import AgentObservationBundle, AgentOutcome
 from gym_contract.producers._claude_code_bundle import RootFacts, assemble, roots
 from gym_contract.producers._claude_code_files import MAX_LINE_BYTES, gap, read_transcripts, stream_events
@@ -70,8 +70,12 @@ def read_run(
     model-call references are made. ``exit_code``, ``timed_out`` and ``measured_duration_s`` are what
     the host saw of the process; ``sandboxed=False`` says the agent ran on the host without a sandbox
     (gap `no_sandbox_runtime`), which no transcript can tell. Unreadable or malformed input becomes
-    gaps, never an exception.
+    gaps, never an exception; raises ValueError only for a ``measured_duration_s`` that is not a
+    number of seconds of at least 0 whose milliseconds a double holds.
     """
+    if measured_duration_s is not None and not _is_duration(measured_duration_s):
+        shown = preview(measured_duration_s)
+        raise ValueError(f"measured_duration_s must be a number of seconds of at least 0, not {shown}")
     lines = _stream_lines(stream)
     events = stream_events(lines) if lines is not None else None
     read = read_transcripts(config_dir, max_line_bytes)
@@ -120,6 +124,12 @@ def _stream_lines(stream: Stream) -> list[Any] | None:
         except OSError:
             return []  # an unreadable stdout file says as much as an empty one: no result event
     return list(stream)
+
+
+def _is_duration(seconds: Any) -> bool:
+    # The bundle records milliseconds: those must be finite too.
+    milliseconds = finite(seconds)
+    return milliseconds is not None and milliseconds >= 0 and finite(milliseconds * 1000) is not None
 
 
 def _last_result(events: list[dict[str, Any]]) -> dict[str, Any] | None:
