@@ -147,6 +147,13 @@ def test_a_part_whose_type_is_not_a_string_is_hashed_whole_with_an_empty_type() 
     assert stamp("call", [MISSPELT], [MISSPELT]).context_length == 3
 
 
+def test_an_item_whose_type_is_not_a_string_is_hashed_whole_with_an_empty_type() -> None:
+    fields = frame(0x0A, "") + frame(0x0B, '{"type":{"name":"function_call"}}')
+    item = {"type": {"name": "function_call"}}
+    assert assistant_fingerprint([item]) == ""
+    assert conversation_digest([item]) == hashlib.sha256(b"nemo-gym-lineage-context" + fields).hexdigest()
+
+
 def test_a_captured_request_whose_part_type_is_not_a_string_is_chained(tmp_path: Path) -> None:
     path = tmp_path / "r-1.capture.jsonl"
     path.write_text(json.dumps({"dialect": "messages", "request": {"messages": [MISSPELT]}}) + "\n")
