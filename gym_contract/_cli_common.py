@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
+
+from gym_contract._json_writing import dumps
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -15,6 +18,11 @@ EXIT_USAGE = 2
 def say(message: str) -> None:
     """One line on stderr, prefixed with the program's name, as every command reports problems."""
     print(f"gym-contract: {message}", file=sys.stderr)
+
+
+def print_json(value: Any) -> None:
+    """``value`` on stdout as JSON indented by two spaces: any depth, any number the readers keep."""
+    print(dumps(value, indent=True).decode())
 
 
 def usage_error(message: str) -> int:

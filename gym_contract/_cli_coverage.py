@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any, cast
 
 from gym_contract import _io, _sources
-from gym_contract._cli_common import EXIT_OK, say, usage_error
+from gym_contract._cli_common import EXIT_OK, print_json, say, usage_error
 from gym_contract.coverage import CRITERIA, CoverageMatrix, GroupBy, rollout_coverage
 from gym_contract.diagnostics import Diagnostic
 
@@ -80,7 +79,7 @@ def _coverage(args: argparse.Namespace) -> int:
         document: dict[str, Any] = {"by": by, **matrix.to_dict(), "damaged_lines": damaged, "other_records": skipped}
         if args.explain:
             document["explain"] = {"criterion": args.explain, "why_not_v": dict(matrix.why_not_v(args.explain))}
-        print(json.dumps(document, indent=2, ensure_ascii=False))
+        print_json(document)
         return EXIT_OK
     elif args.format == "markdown":
         print("\n".join(markdown_table(matrix)))

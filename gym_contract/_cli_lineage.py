@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from gym_contract._cli_common import EXIT_FAILED, EXIT_OK, say, usage_error
+from gym_contract._cli_common import EXIT_FAILED, EXIT_OK, print_json, say, usage_error
 from gym_contract.capture import CAPTURE_SUFFIX, read_capture
 from gym_contract.lineage import FINGERPRINT_VERSION, RESOLVED, UNRESOLVED, CallLineage, Lineage, chain
 
@@ -131,7 +130,7 @@ def _lineage(args: argparse.Namespace) -> int:
         say(f"{args.capture}: {damaged}")
     lineage = chain(capture.records)
     if args.format == "json":
-        print(json.dumps(as_json(lineage), indent=2, ensure_ascii=False))
+        print_json(as_json(lineage))
     else:
         render_text(lineage, path.name, sys.stdout)
     return EXIT_FAILED if lineage.unresolved else EXIT_OK

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from gym_contract._cli_common import EXIT_FAILED, EXIT_OK, say, usage_error
+from gym_contract._cli_common import EXIT_FAILED, EXIT_OK, print_json, say, usage_error
 from gym_contract.producers.claude_code import read_run
 from gym_contract.validation import iter_diagnostics
 
@@ -24,15 +23,18 @@ def _observe_claude_code(args: argparse.Namespace) -> int:
             stream = (sys.stdin.buffer if args.stream == "-" else open(args.stream, "rb")).read().splitlines()  # noqa: SIM115
         except OSError as error:
             return usage_error(f"cannot read {args.stream}: {error.strerror}")
-    run = read_run(
-        args.config_dir,
-        stream,
-        args.model_ref,
-        exit_code=args.exit_code,
-        timed_out=args.timed_out,
-        measured_duration_s=args.duration_s,
-        sandboxed=False if args.no_sandbox else None,
-    )
+    try:
+        run = read_run(
+            args.config_dir,
+            stream,
+            args.model_ref,
+            exit_code=args.exit_code,
+            timed_out=args.timed_out,
+            measured_duration_s=args.duration_s,
+            sandboxed=False if args.no_sandbox else None,
+        )
+    except ValueError as error:  # the one argument read_run refuses: a duration that is no duration
+        return usage_error(f"--duration-s: {error}")
     document = run.document()
     # The document is checked with the contract's own validator before anyone trusts it.
     problems = [
@@ -44,7 +46,7 @@ def _observe_claude_code(args: argparse.Namespace) -> int:
     ]
     for key, diagnostic in problems:
         say(f"{key}{diagnostic.path}: {diagnostic.code}: {diagnostic.message}")
-    print(json.dumps(document, indent=2, ensure_ascii=False))
+    print_json(document)
     return EXIT_INVALID if problems else EXIT_OK
 
 

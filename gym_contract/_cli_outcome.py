@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+import orjson
 
-from gym_contract._cli_common import EXIT_OK, EXIT_USAGE, positive, say
+from gym_contract._cli_common import EXIT_OK, EXIT_USAGE, positive, print_json, say
+from gym_contract._json_parsing import loads
+from gym_contract.diagnostics import ContractError
 from gym_contract.models import AgentOutcome
 from gym_contract.outcome import Policy, classify_claude_code, classify_opencode, decide
 
 
 class _BadInputError(Exception):
-    """An input the command cannot use; its message is the one line the user sees."""
+    """An input the command cannot use; each of its arguments is one line the user sees."""
 
 
 def register(commands: Any) -> None:
@@ -75,7 +76,7 @@ def _outcome_opencode(args: argparse.Namespace) -> int:
             export, events, exit_code=args.exit_code, timed_out=args.timed_out, version=args.harness_version
         )
 
-    return _print(run, lambda outcome: outcome.model_dump(mode="json"))
+    return _print(run, _outcome_json)
 
 
 def _outcome_claude_code(args: argparse.Namespace) -> int:
@@ -85,7 +86,12 @@ def _outcome_claude_code(args: argparse.Namespace) -> int:
             lines, exit_code=args.exit_code, timed_out=args.timed_out, version=args.harness_version
         )
 
-    return _print(run, lambda outcome: outcome.model_dump(mode="json"))
+    return _print(run, _outcome_json)
+
+
+def _outcome_json(outcome: AgentOutcome) -> dict[str, Any]:
+    # Python mode keeps a signal's number that no double holds (NumberText); the writer writes it as read.
+    return outcome.model_dump(mode="python")
 
 
 def _decide(args: argparse.Namespace) -> int:
@@ -94,19 +100,23 @@ def _decide(args: argparse.Namespace) -> int:
         data = record.get("ng_agent_outcome", record)
         if not isinstance(data, dict):
             raise _BadInputError(f"{args.outcome}: ng_agent_outcome is not a JSON object")
-        try:
-            outcome = AgentOutcome.model_validate(data)
-        except ValidationError as error:
-            first = error.errors()[0]
-            where = ".".join(str(part) for part in first["loc"]) or "(record)"
-            raise _BadInputError(f"{args.outcome}: not a valid ng_agent_outcome: {where}: {first['msg']}") from None
         policy = Policy()
         if args.policy is not None:
             try:
                 policy = Policy.from_dict(_json_object(args.policy, "policy"))
             except (TypeError, ValueError) as error:
                 raise _BadInputError(f"{args.policy}: {error}") from None
-        return decide(outcome, policy, attempt=args.attempt).to_dict()
+        try:
+            return decide(data, policy, attempt=args.attempt).to_dict()
+        except ContractError as error:
+            within = "/ng_agent_outcome" if data is not record else ""
+            lines = [
+                f"{args.outcome}: not a valid ng_agent_outcome: {within + problem.path or '(record)'}: "
+                f"{problem.code}: {problem.message}"
+                for problem in error.diagnostics
+                if problem.severity == "error"
+            ]
+            raise _BadInputError(*lines) from None
 
     return _print(run, lambda decision: decision)
 
@@ -115,40 +125,37 @@ def _print(run: Any, to_json: Any) -> int:
     try:
         result = run()
     except _BadInputError as error:
-        say(str(error))
+        for line in error.args:
+            say(line)
         return EXIT_USAGE
-    print(json.dumps(to_json(result), indent=2, ensure_ascii=False))
+    print_json(to_json(result))
     return EXIT_OK
 
 
-def _read(path: str) -> str:
+def _read(path: str) -> bytes:
     try:
         if path == "-":
-            return sys.stdin.read()
-        return Path(path).read_text(encoding="utf-8")
+            return sys.stdin.buffer.read()
+        return Path(path).read_bytes()
     except FileNotFoundError:
         raise _BadInputError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise _BadInputError(f"{path}: is a directory, not a file") from None
-    except UnicodeDecodeError:
-        raise _BadInputError(f"{path}: not UTF-8 text") from None
     except OSError as error:
         raise _BadInputError(f"{path}: cannot be read ({error.strerror or error})") from None
 
 
 def _json_object(path: str, what: str) -> dict[str, Any]:
     try:
-        value = json.loads(_read(path))
-    except json.JSONDecodeError as error:
+        value = loads(_read(path))
+    except orjson.JSONDecodeError as error:
         where = f"line {error.lineno}, column {error.colno}"
-        raise _BadInputError(f"{path}: the {what} is not valid JSON ({where})") from None
-    except RecursionError:
-        raise _BadInputError(f"{path}: the {what} is nested too deeply") from None
+        raise _BadInputError(f"{path}: the {what} is not valid JSON ({where}): {error.msg}") from None
     if not isinstance(value, dict):
         raise _BadInputError(f"{path}: the {what} must be a JSON object")
     return value
 
 
-def _lines(path: str) -> list[str]:
+def _lines(path: str) -> list[bytes]:
     """The lines of a JSONL file, unparsed: the classifier parses them and reports damaged ones as warnings."""
     return _read(path).splitlines()

@@ -16,7 +16,8 @@ from functools import cache
 from typing import Any, Literal
 
 from gym_contract import schemas
-from gym_contract._vocabulary import TOKEN_FIELDS, token_count
+from gym_contract._values import nonempty, number, obj, objects, text
+from gym_contract._vocabulary import CAPTURED_TOKEN_FIELDS, TOKEN_FIELDS, token_count
 
 Verdict = Literal["V", "O", "X"]
 CRITERIA: tuple[str, ...] = ("C1", "C2", "C3", "C4", "C5", "C6", "C7")
@@ -43,13 +44,6 @@ FULL = {
     "C6": "every tool call has its own interval",
     "C7": "agent-side evidence with its invocations",
 }
-_CAPTURE_TOKENS = {
-    "tokens_in": "prompt_tokens",
-    "tokens_out": "completion_tokens",
-    "tokens_reasoning": "reasoning_tokens",
-    "tokens_total": "total_tokens",
-    "cached_tokens": "cached_tokens",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,10 +56,6 @@ class Evidence:
     tool_calls: list[dict[str, Any]]
     gap_codes: frozenset[str]
     observation_records: int
-
-
-def objects(value: Any) -> list[dict[str, Any]]:
-    return [item for item in value if type(item) is dict] if type(value) is list else []
 
 
 def evidence_of(record: dict[str, Any], kind: str) -> Evidence:
@@ -100,7 +90,7 @@ def _from_capture(call: dict[str, Any]) -> dict[str, Any]:
     return {
         "model_call_id": call.get("model_call_id"),
         "response_metadata": {name: call.get(name) for name in (*METADATA_FIELDS, "model_ref", "response_id")},
-        "token_stats": {name: call.get(source) for source, name in _CAPTURE_TOKENS.items()},
+        "token_stats": {name: call.get(source) for source, name in CAPTURED_TOKEN_FIELDS.items()},
     }
 
 
@@ -125,13 +115,6 @@ def known(value: Any) -> bool:
 
 def is_count(value: Any) -> bool:
     return token_count(value) is not None
-
-
-_TIME_TYPES = frozenset((int, float))
-
-
-def is_time(value: Any) -> bool:
-    return type(value) in _TIME_TYPES
 
 
 def rate(
@@ -364,18 +347,16 @@ def quickly_complete(criteria: Iterable[str], evidence: Evidence) -> set[str]:
 
 
 def _sub(holder: dict[str, Any], key: str) -> dict[str, Any]:
-    value = holder.get(key)
-    return value if isinstance(value, dict) else {}
+    return obj(holder.get(key)) or {}
 
 
 def _ref_key(holder: dict[str, Any]) -> tuple[Any, Any, Any] | None:
     """(model_ref.type, model_ref.name, response_id) when all are there: the join key without a call id."""
-    model_ref = holder.get("model_ref")
-    response_id = holder.get("response_id")
-    if not (isinstance(model_ref, dict) and isinstance(response_id, str) and response_id):
+    model_ref, response_id = obj(holder.get("model_ref")), nonempty(holder.get("response_id"))
+    if model_ref is None or response_id is None:
         return None
-    server_type, name = model_ref.get("type"), model_ref.get("name")
-    return (server_type, name, response_id) if isinstance(server_type, str) and isinstance(name, str) else None
+    server_type, name = text(model_ref.get("type")), text(model_ref.get("name"))
+    return (server_type, name, response_id) if server_type is not None and name is not None else None
 
 
 def _references(invocations: list[dict[str, Any]]) -> tuple[set[str], set[tuple[Any, Any, Any]]]:
@@ -383,8 +364,9 @@ def _references(invocations: list[dict[str, Any]]) -> tuple[set[str], set[tuple[
     keys: set[tuple[Any, Any, Any]] = set()
     for invocation in invocations:
         for ref in objects(invocation.get("model_calls")):
-            if isinstance(ref.get("model_call_id"), str) and ref["model_call_id"]:
-                ids.add(ref["model_call_id"])
+            call_id = nonempty(ref.get("model_call_id"))
+            if call_id is not None:
+                ids.add(call_id)
             key = _ref_key(ref)
             if key is not None:
                 keys.add(key)
@@ -418,6 +400,8 @@ def _has_output(tool: dict[str, Any], outputs: set[tuple[str, str]]) -> bool:
 def _interval(tool: dict[str, Any]) -> tuple[float, float] | None:
     started: Any = tool.get("started_at")
     completed: Any = tool.get("completed_at")
-    if is_time(started) and is_time(completed) and completed >= started:
-        return (float(started), float(completed))
+    # As floats (an integer too large for one is infinite), but ordered as written: Python compares exactly.
+    begin, end = number(started), number(completed)
+    if begin is not None and end is not None and completed >= started:
+        return (begin, end)
     return None

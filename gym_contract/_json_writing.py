@@ -4,17 +4,22 @@ orjson writes at most 254 levels and integers within 64 bits; the readers here t
 and integers of any size, and keep numbers Python cannot hold as `NumberText`. What orjson
 refuses is written by a small iterative writer that lays text out exactly as orjson does, so the
 output never depends on which of the two wrote it.
+
+Where a format is defined by the text Python's `json` module writes (lineage's canonical JSON,
+the reference's `_raw` tool arguments), `python_text` writes that text for the same values.
 """
 
 from __future__ import annotations
 
+import decimal
+from json.encoder import encode_basestring
 from typing import Any
 
 import orjson
 
 from gym_contract._values import NumberText
 
-__all__ = ["dumps", "fragment"]
+__all__ = ["dumps", "fragment", "integer_text", "python_text"]
 
 _INT64_MIN = -(2**63)
 _UINT64_END = 2**64
@@ -88,11 +93,89 @@ def _break(indent: bool, level: int) -> bytes:
 
 def _leaf(value: Any) -> bytes:
     if isinstance(value, int) and not isinstance(value, bool) and not _INT64_MIN <= value < _UINT64_END:
-        try:
-            return str(value).encode()
-        except ValueError:  # more digits than Python writes; the readers keep such a number as NumberText
-            raise TypeError("an integer too long for Python to write as text") from None
+        return integer_text(value).encode()
     try:
         return orjson.dumps(value, default=fragment)
     except orjson.JSONEncodeError as error:
         raise TypeError(str(error)) from None
+
+
+# Python writes an int as text only up to sys.int_max_str_digits (4,300 by default, 640 at the least);
+# `decimal` converts from int exactly and without that limit.
+_SHORT_INT_BITS = 2000  # at most 603 digits: within any limit Python can be set to
+_DECIMAL = decimal.Context(prec=decimal.MAX_PREC, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
+
+
+def integer_text(value: int) -> str:
+    """An integer in decimal, exactly, whatever its size."""
+    if value.bit_length() <= _SHORT_INT_BITS:
+        return int.__repr__(value)
+    return format(_DECIMAL.create_decimal(value), "f")
+
+
+class _Literal(str):
+    """Text already laid out, on `python_text`'s stack (as opposed to a string value still to write)."""
+
+
+def _python_scalar(value: Any, allow_nan: bool) -> str:
+    if isinstance(value, str):
+        return encode_basestring(value)  # what json.dumps(value, ensure_ascii=False) writes
+    if value is None or isinstance(value, bool):
+        return "null" if value is None else "true" if value else "false"
+    if isinstance(value, int):
+        return integer_text(value)
+    if isinstance(value, float):
+        if value != value or value in (_INFINITY, -_INFINITY):
+            if not allow_nan:
+                raise ValueError("JSON has no NaN or Infinity")
+            return "NaN" if value != value else "Infinity" if value > 0 else "-Infinity"
+        return float.__repr__(value)
+    if isinstance(value, NumberText):
+        return value.text
+    raise TypeError(f"not a JSON value: {type(value).__name__}")
+
+
+_INFINITY = float("inf")
+
+
+def python_text(value: Any, *, sort_keys: bool = False, compact: bool = False, allow_nan: bool = True) -> str:
+    """``value`` as ``json.dumps(value, ensure_ascii=False, sort_keys=sort_keys)`` writes it (``compact``:
+    with the separators ``,`` and ``:``), at any depth, integers of any size, `NumberText` as its text.
+
+    A key that is not a string is written as ``str(key)``. Raises TypeError for a value JSON cannot
+    hold, and ValueError for NaN or an infinity unless ``allow_nan``.
+    """
+    item_separator, key_separator = (",", ":") if compact else (", ", ": ")
+    pieces: list[str] = []
+    # An explicit stack of values still to write and text already laid out: depth cannot exhaust it.
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is _Literal:
+            pieces.append(item)
+        elif type(item) is str:
+            pieces.append(encode_basestring(item))
+        elif isinstance(item, dict):
+            if not item:
+                pieces.append("{}")
+                continue
+            keys = sorted(item) if sort_keys else list(item)
+            stack.append(_Literal("}"))
+            for position in range(len(keys) - 1, -1, -1):
+                key = keys[position]
+                stack.append(item[key])
+                name = encode_basestring(key if isinstance(key, str) else str(key))
+                stack.append(_Literal(("{" if position == 0 else item_separator) + name + key_separator))
+        elif isinstance(item, (list, tuple)):
+            if not item:
+                pieces.append("[]")
+                continue
+            stack.append(_Literal("]"))
+            for position in range(len(item) - 1, 0, -1):
+                stack.append(item[position])
+                stack.append(_Literal(item_separator))
+            stack.append(item[0])
+            stack.append(_Literal("["))
+        else:
+            pieces.append(_python_scalar(item, allow_nan))
+    return "".join(pieces)

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from gym_contract._json_parsing import with_room_for_nesting
+from gym_contract._json_writing import python_text
+from gym_contract._limits import MAX_DEPTH, depth_beyond
+from gym_contract._values import nonempty, obj, text
 
 FINGERPRINT_VERSION = 4
 
@@ -55,30 +59,36 @@ Field = tuple[int, str]
 # --- canonical JSON ----------------------------------------------------------------------------------
 
 
-def _canonical_number(value: float) -> str:
+def canonical_json(value: object) -> str:
+    """Sorted keys, no whitespace, non-ASCII kept, numbers as the docs' lineage page specifies.
+
+    Written without recursion, so content of any depth hashes. An integer is written exactly at any
+    size, and a number no double holds (`NumberText`) as its JSON text. Raises ValueError for NaN or
+    an infinity and TypeError for a value that is not JSON: neither can come from JSON text.
+    """
     # Python's repr of a float is the shortest round-trip form, positional for exponents -4..15:
     # the docs spell the rule out so that other languages can reproduce it.
-    return repr(value)
+    return python_text(value, sort_keys=True, compact=True, allow_nan=False)
 
 
-def canonical_json(value: object) -> str:
-    """Sorted keys, no whitespace, non-ASCII kept, numbers as the docs' lineage page specifies."""
-    if value is None or isinstance(value, bool):
-        return json.dumps(value)
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError("JSON has no NaN or Infinity")
-        return _canonical_number(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, dict):
-        members = (f"{json.dumps(str(key), ensure_ascii=False)}:{canonical_json(value[key])}" for key in sorted(value))
-        return "{" + ",".join(members) + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ",".join(canonical_json(item) for item in value) + "]"
-    raise TypeError(f"not a JSON value: {type(value).__name__}")
+# Argument text longer than this may nest deeper than MAX_DEPTH levels (each level takes two characters).
+_DEEP_ENOUGH = 2 * (MAX_DEPTH + 1)
+
+
+def _argument_value(arguments: str) -> object:
+    """The canonical JSON of argument text, or None when the text is not JSON as version 4 reads it.
+
+    That is Python's `json.loads`: NaN and numbers beyond a double's range read, and then fail as
+    canonical JSON; an integer of more than 4,300 digits fails. Nesting deeper than `MAX_DEPTH` fails
+    too, always: the parser recurses, so the limit is checked rather than left to the stack.
+    """
+    try:
+        parsed = with_room_for_nesting(lambda: json.loads(arguments))
+        if len(arguments) >= _DEEP_ENOUGH and depth_beyond(parsed, MAX_DEPTH) is not None:
+            return None
+        return canonical_json(parsed)
+    except (ValueError, RecursionError):
+        return None
 
 
 def canonical_arguments(arguments: object) -> str:
@@ -86,22 +96,12 @@ def canonical_arguments(arguments: object) -> str:
     if arguments is None:
         return ""
     if isinstance(arguments, str):
-        try:
-            parsed = json.loads(arguments)
-        except ValueError:
-            return arguments.strip(" \t\n\r")
-        try:
-            return canonical_json(parsed)
-        except ValueError:  # NaN or Infinity, which Python's parser accepts and JSON does not
-            return arguments.strip(" \t\n\r")
+        canonical = _argument_value(arguments)
+        return canonical if canonical is not None else arguments.strip(" \t\n\r")
     return canonical_json(arguments)
 
 
 # --- the dialects' payloads as a list of items ---------------------------------------------------------
-
-
-def _dict(value: object) -> dict[str, Any] | None:
-    return value if isinstance(value, dict) else None
 
 
 def request_items(dialect: str | None, request: dict[str, Any] | None) -> list[Any] | None:
@@ -139,8 +139,8 @@ def response_items(dialect: str | None, response: dict[str, Any] | None) -> list
         return list(output) if isinstance(output, list) else []
     if dialect == "chat" or (dialect is None and "choices" in response):
         choices = response.get("choices")
-        first = _dict(choices[0]) if isinstance(choices, list) and choices else None
-        message = _dict((first or {}).get("message"))
+        first = obj(choices[0]) if isinstance(choices, list) and choices else None
+        message = obj((first or {}).get("message"))
         return [message] if message is not None else []
     if dialect == "messages" or (dialect is None and "content" in response):
         return [{"role": "assistant", "content": response.get("content")}]
@@ -166,22 +166,24 @@ def _content_part(block: object, role: str) -> _Element | None:
         return None
     if isinstance(block, str):
         return _Element(role, ((TAG_TEXT, block),), ((TAG_TEXT, block),)) if block else None
-    as_object = _dict(block)
-    block_type = as_object.get("type") if as_object is not None else None
-    if as_object is not None and (block_type in TEXT_BLOCK_TYPES or block_type is None):
-        text = as_object.get("text")
-        if isinstance(text, str):
-            return _Element(role, ((TAG_TEXT, text),), ((TAG_TEXT, text),)) if text else None
+    as_object = obj(block)
+    given_type = as_object.get("type") if as_object is not None else None
+    # A type of any other JSON type names no kind of block: the part is hashed whole, typed "".
+    block_type = text(given_type)
+    if as_object is not None and (given_type is None or block_type in TEXT_BLOCK_TYPES):
+        block_text = text(as_object.get("text"))
+        if block_text is not None:
+            return _Element(role, ((TAG_TEXT, block_text),), ((TAG_TEXT, block_text),)) if block_text else None
     if block_type in REASONING_TYPES:
         return None
     kept = {key: value for key, value in as_object.items() if key not in IGNORED_BLOCK_KEYS} if as_object else block
-    fields = ((TAG_PART_TYPE, block_type if isinstance(block_type, str) else ""), (TAG_PART_JSON, canonical_json(kept)))
+    fields = ((TAG_PART_TYPE, block_type or ""), (TAG_PART_JSON, canonical_json(kept)))
     return _Element(role, fields, fields)
 
 
 def _tool_call(call_id: object, name: object, arguments: object) -> _Element:
-    identity = call_id if isinstance(call_id, str) and call_id else ""
-    name_text = name if isinstance(name, str) else ""
+    identity = nonempty(call_id) or ""
+    name_text = text(name) or ""
     argument_text = canonical_arguments(arguments)
     fields = ((TAG_CALL_ID, identity), (TAG_CALL_NAME, name_text), (TAG_CALL_ARGUMENTS, argument_text))
     return _Element("assistant", fields, _call_identity(fields))
@@ -195,7 +197,7 @@ def _call_identity(fields: tuple[Field, ...]) -> tuple[Field, ...]:
 
 
 def _tool_result(call_id: object, output: object) -> list[_Element]:
-    identity = call_id if isinstance(call_id, str) else ""
+    identity = text(call_id) or ""
     elements = [_Element("tool", ((TAG_RESULT_ID, identity),))]
     for part in _content_parts(output, "tool"):
         elements.append(_Element("tool", part.fields))
@@ -211,34 +213,36 @@ def _message_elements(message: dict[str, Any], role: str) -> list[_Element]:
     elements: list[_Element] = []
     content = message.get("content")
     for block in content if isinstance(content, list) else [content]:
-        as_object = _dict(block)
-        block_type = as_object.get("type") if as_object is not None else None
+        as_object = obj(block)
+        block_type = text(as_object.get("type")) if as_object is not None else None
         if as_object is not None and block_type == "tool_use":
             elements.append(_tool_call(as_object.get("id"), as_object.get("name"), as_object.get("input")))
         elif as_object is not None and block_type == "tool_result":
             elements += _tool_result(as_object.get("tool_use_id"), as_object.get("content"))
         else:
             elements += _content_parts(block, role)
-    refusal = message.get("refusal")
-    if isinstance(refusal, str) and refusal:
+    refusal = nonempty(message.get("refusal"))
+    if refusal is not None:
         elements += _content_parts({"type": "refusal", "refusal": refusal}, role)
     calls = message.get("tool_calls")
+    # An entry that is not an object is still a call: one without id, name or arguments.
     for call in calls if isinstance(calls, list) else []:
-        call_object = _dict(call) or {}
-        function = _dict(call_object.get("function")) or {}
+        call_object = obj(call) or {}
+        function = obj(call_object.get("function")) or {}
         elements.append(_tool_call(call_object.get("id"), function.get("name"), function.get("arguments")))
-    legacy = _dict(message.get("function_call"))
+    legacy = obj(message.get("function_call"))
     if legacy is not None:
         elements.append(_tool_call(None, legacy.get("name"), legacy.get("arguments")))
     return elements
 
 
 def _item_elements(item: object) -> list[_Element]:
-    as_object = _dict(item)
+    as_object = obj(item)
     if as_object is None:
         return [_Element(None, ((TAG_ITEM_TYPE, ""), (TAG_ITEM_JSON, canonical_json(item))))]
-    role, item_type = as_object.get("role"), as_object.get("type")
-    if isinstance(role, str) and item_type in (None, "message"):
+    given_type = as_object.get("type")
+    role, item_type = text(as_object.get("role")), text(given_type)
+    if role is not None and (given_type is None or item_type == "message"):
         if role in SYSTEM_ROLES:
             # Version 4, rule 1: a system prompt may change on every request (today's date).
             return [_Element(None, ((TAG_SYSTEM, role),))]
@@ -254,8 +258,7 @@ def _item_elements(item: object) -> list[_Element]:
     if item_type in REASONING_TYPES:
         return []
     kept = {key: value for key, value in as_object.items() if key not in IGNORED_BLOCK_KEYS}
-    type_text = item_type if isinstance(item_type, str) else ""
-    return [_Element(None, ((TAG_ITEM_TYPE, type_text), (TAG_ITEM_JSON, canonical_json(kept))))]
+    return [_Element(None, ((TAG_ITEM_TYPE, item_type or ""), (TAG_ITEM_JSON, canonical_json(kept))))]
 
 
 def _elements(items: Sequence[object]) -> Iterator[_Element]:

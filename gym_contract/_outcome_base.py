@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from typing import Any, Final, Literal, cast
 
+from gym_contract._json_parsing import loads
+from gym_contract._json_writing import python_text
+from gym_contract._values import integer, obj, text
 from gym_contract.models import AgentOutcome, Classifier, Signal
 
 
@@ -140,12 +142,11 @@ def body_error_code(body: str | None) -> str | None:
     if not body or not body.lstrip().startswith("{"):
         return None
     try:
-        parsed = json.loads(body)
-    except ValueError:
+        parsed = loads(body)
+    except ValueError:  # not JSON (nested past the readers' limit included), or text that is not even UTF-8
         return None
-    error = parsed.get("error") if isinstance(parsed, dict) else None
-    code = error.get("code") if isinstance(error, dict) else None
-    return code if isinstance(code, str) else None
+    error = obj(parsed.get("error")) if isinstance(parsed, dict) else None
+    return text(error.get("code")) if error is not None else None
 
 
 def error_text(message: str | None, status: int | None) -> str | None:
@@ -161,26 +162,29 @@ def error_text(message: str | None, status: int | None) -> str | None:
 
 
 def short(value: Any) -> Any:
-    """A signal value kept short: long strings are cut, containers summarised."""
+    """A signal value kept short: long strings are cut, containers summarised as their (cut) JSON text."""
     if isinstance(value, str) and len(value) > _SIGNAL_VALUE_CHARS:
         return value[: _SIGNAL_VALUE_CHARS - 1] + "…"
     if isinstance(value, (dict, list)):
-        text = json.dumps(value, ensure_ascii=False, sort_keys=True)
-        return value if len(text) <= _SIGNAL_VALUE_CHARS else text[: _SIGNAL_VALUE_CHARS - 1] + "…"
+        written = python_text(value, sort_keys=True)
+        return value if len(written) <= _SIGNAL_VALUE_CHARS else written[: _SIGNAL_VALUE_CHARS - 1] + "…"
     return value
 
 
-def integer(value: Any) -> int | None:
-    """An integer JSON value (not a boolean), else None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value if isinstance(value, int) else None
+_STATUS_RANGE = range(-(2**63), 2**64)
 
 
-def text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
+def status_code(value: Any) -> int | None:
+    """An HTTP status as a harness writes one: an integer within 64 bits (a longer one is no status)."""
+    found = integer(value)
+    return found if found is not None and found in _STATUS_RANGE else None
+
+
+def check_version(version: Any) -> str | None:
+    """The caller's harness version: a string or None; raises TypeError for anything else."""
+    if version is not None and not isinstance(version, str):
+        raise TypeError(f"version is a string or None, not {type(version).__name__}")
+    return version
 
 
 class Evidence:
@@ -210,8 +214,8 @@ class Evidence:
                 if not item.strip():
                     continue
                 try:
-                    value = json.loads(item)
-                except ValueError:
+                    value = loads(item)
+                except ValueError:  # not JSON, or (given as str) text that is not even UTF-8
                     damaged.append(index)
                     continue
             if isinstance(value, dict):

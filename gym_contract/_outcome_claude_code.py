@@ -21,11 +21,12 @@ from gym_contract._outcome_base import (
     UNKNOWN_ERROR,
     ClaudeCodeError,
     Evidence,
-    integer,
+    check_version,
     kind_for_status,
     overflow_phrase,
-    text,
+    status_code,
 )
+from gym_contract._values import nonempty, text
 from gym_contract.models import AgentOutcome, Classifier
 
 CLAUDE_CODE_TESTED_VERSION: Final[str | None] = None
@@ -60,8 +61,10 @@ def classify_claude_code(
 
     ``stream_events`` is the stream-json output, as parsed objects or raw lines. ``exit_code`` and
     ``timed_out`` are what the host saw of the process. ``version`` is the CLI version (default: the
-    `system/init` event's `claude_code_version`).
+    `system/init` event's `claude_code_version`). Any event of any shape is read; raises TypeError only
+    for a ``version`` that is not a string.
     """
+    version = check_version(version)
     evidence = Evidence("claude_code", CLAUDE_CODE_CLASSIFIER)
     stream = evidence.lines(stream_events, "stream")
     result: tuple[int, dict[str, Any]] | None = None
@@ -74,7 +77,7 @@ def classify_claude_code(
         if kind == "result":
             result = (index, event)
         elif kind == "system" and subtype == "init":
-            found_version = found_version or text(event.get("claude_code_version"))
+            found_version = found_version or nonempty(event.get("claude_code_version"))
         elif kind == "system" and subtype == "api_retry":
             retry, retries = (index, event), retries + 1
         elif kind == "assistant" and event.get("parent_tool_use_id") is None:
@@ -143,11 +146,12 @@ def _from_result(
     exit_code: int | None,
     timed_out: bool,
 ) -> AgentOutcome:
-    subtype, is_error, terminal = result.get("subtype"), result.get("is_error"), result.get("terminal_reason")
+    subtype, is_error, given_terminal = result.get("subtype"), result.get("is_error"), result.get("terminal_reason")
     evidence.signal("stream", f"lines[{index}].subtype", subtype)
     evidence.signal("stream", f"lines[{index}].is_error", is_error)
-    if terminal is not None:
-        evidence.signal("stream", f"lines[{index}].terminal_reason", terminal)
+    if given_terminal is not None:
+        evidence.signal("stream", f"lines[{index}].terminal_reason", given_terminal)
+    terminal = text(given_terminal)
 
     if subtype == "success" and is_error is not True:
         if exit_code not in (None, 0):
@@ -156,22 +160,24 @@ def _from_result(
             evidence.warn("the host reported a timeout, but the stream ends with a successful result")
         return evidence.outcome(None)
     if subtype == "error_max_turns" or terminal == "max_turns":
-        return evidence.outcome(AGENT_MAX_TURNS, error_name=text(subtype) or text(terminal), message=_errors(result))
+        return evidence.outcome(
+            AGENT_MAX_TURNS, error_name=nonempty(subtype) or nonempty(terminal), message=_errors(result)
+        )
     if terminal in _ABORTED:
         kind = AGENT_TIMEOUT if timed_out else AGENT_ABORTED
-        return evidence.outcome(kind, error_name=text(terminal), message=_errors(result))
+        return evidence.outcome(kind, error_name=nonempty(terminal), message=_errors(result))
 
     error_event = api_error[1] if api_error is not None else None
-    enum = text(error_event.get("error")) if error_event else None
-    name = enum or text(terminal) or (subtype if isinstance(subtype, str) and subtype != "success" else None)
+    enum = nonempty(error_event.get("error")) if error_event else None
+    name = enum or nonempty(terminal) or (subtype if isinstance(subtype, str) and subtype != "success" else None)
     # The CLI's error prose, where it says it: the result text, the `errors` list, the synthetic message.
     prose = [
-        (f"lines[{index}].result", text(result.get("result"))),
+        (f"lines[{index}].result", nonempty(result.get("result"))),
         (f"lines[{index}].errors", _errors(result)),
         (f"lines[{api_error[0] if api_error else index}].message.content", _prose(error_event)),
     ]
     said = next((candidate for _, candidate in prose if candidate), None)
-    status = integer(result.get("api_error_status"))
+    status = status_code(result.get("api_error_status"))
     if status is not None:
         evidence.signal("stream", f"lines[{index}].api_error_status", status)
     if api_error is not None:
@@ -192,11 +198,11 @@ def _from_result(
             status = int(match.group(1))
             break
     if status is None and retry is not None:
-        retried = integer(retry[1].get("error_status"))
+        retried = status_code(retry[1].get("error_status"))
         evidence.signal("stream", f"lines[{retry[0]}].error_status", retried)
         if retried is None and _KIND_BY_ERROR.get(enum or "") is None:
             # Retried without an HTTP status, and nothing later names one: the status-less transport failure.
-            retry_name = name or text(retry[1].get("error"))
+            retry_name = name or nonempty(retry[1].get("error"))
             return evidence.outcome(MODEL_TRANSPORT_ERROR, error_name=retry_name, message=said)
         status = retried
 

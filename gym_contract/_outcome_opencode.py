@@ -19,11 +19,12 @@ from gym_contract._outcome_base import (
     Evidence,
     OpenCodeError,
     body_error_code,
-    integer,
+    check_version,
     kind_for_status,
     overflow_phrase,
-    text,
+    status_code,
 )
+from gym_contract._values import nonempty, objects, text
 from gym_contract.models import AgentOutcome, Classifier
 
 OPENCODE_TESTED_VERSION: Final = "1.17.11"
@@ -55,12 +56,14 @@ def classify_opencode(
     ``export`` is the `opencode export` document; ``events`` the `run --format json` stream, as parsed
     objects or raw lines. ``exit_code``, ``timed_out`` and ``cleanup_error`` are what the host saw of the
     process. ``version`` is the OpenCode version (default: the export's `info.version`); a version other
-    than the tested 1.17.11 gives a warning, not a refusal.
+    than the tested 1.17.11 gives a warning, not a refusal. An export and events of any shape are
+    read; raises TypeError only for a ``version`` that is not a string.
     """
+    version = check_version(version)
     evidence = Evidence("opencode", OPENCODE_CLASSIFIER)
     stream = evidence.lines(events, "events")
     info = export.get("info") if isinstance(export, dict) else None
-    evidence.harness_version = version or (text(info.get("version")) if isinstance(info, dict) else None)
+    evidence.harness_version = version or (nonempty(info.get("version")) if isinstance(info, dict) else None)
     _check_version(evidence)
     if exit_code is not None:
         evidence.signal("process", "exit_code", exit_code)
@@ -117,8 +120,7 @@ def _messages(export: dict[str, Any] | None, evidence: Evidence) -> list[tuple[i
 
 
 def _parts(message: dict[str, Any]) -> list[dict[str, Any]]:
-    parts = message.get("parts")
-    return [p for p in parts if isinstance(p, dict)] if isinstance(parts, list) else []
+    return objects(message.get("parts"))
 
 
 def _last_assistant(messages: list[tuple[int, dict[str, Any]]]) -> tuple[int, dict[str, Any]] | None:
@@ -149,7 +151,7 @@ def _terminal_error_event(
     terminal: tuple[int, dict[str, Any]] | None = None
     passed = 0
     for index, event in stream:
-        kind = event.get("type")
+        kind = text(event.get("type"))
         if terminal is not None and (kind in _ACTIVITY or kind == "error"):
             passed += 1
             evidence.signal("events", f"lines[{terminal[0]}].error.name", "not terminal: work followed")
@@ -161,11 +163,11 @@ def _terminal_error_event(
 
 def _from_error(evidence: Evidence, error: dict[str, Any], artifact: str, field: str, timed_out: bool) -> AgentOutcome:
     """The verdict of a recorded `{name, data}` error."""
-    name = text(error.get("name"))
+    name = nonempty(error.get("name"))
     raw = error.get("data")
     data: dict[str, Any] = raw if isinstance(raw, dict) else {}
-    message = text(data.get("message"))
-    status = integer(data.get("statusCode"))
+    message = nonempty(data.get("message"))
+    status = status_code(data.get("statusCode"))
     evidence.signal(artifact, f"{field}.name", name)
 
     def verdict(kind: str, retryable: bool | None = None) -> AgentOutcome:
@@ -195,10 +197,10 @@ def _from_api_error(
     evidence: Evidence, data: dict[str, Any], artifact: str, field: str, verdict: Callable[..., AgentOutcome]
 ) -> AgentOutcome:
     """An `APIError`: overflow evidence first (1.17.x misreports overflows), then the status, then the retry marker."""
-    status = integer(data.get("statusCode"))
+    status = status_code(data.get("statusCode"))
     retryable = data.get("isRetryable") is True
-    body = text(data.get("responseBody"))
-    for where, said in (("message", text(data.get("message"))), ("responseBody", body)):
+    body = nonempty(data.get("responseBody"))
+    for where, said in (("message", nonempty(data.get("message"))), ("responseBody", body)):
         phrase = overflow_phrase(said)
         if phrase is not None:
             evidence.signal(artifact, f"{field}.data.{where}", f"overflow phrasing: {phrase}")
@@ -280,13 +282,14 @@ def _from_stream_only(
         evidence.signal("export", "messages", "no assistant message")
     last_finish: tuple[int, Any] | None = None
     for index, event in stream:
-        if event.get("type") == "done":
+        kind = text(event.get("type"))
+        if kind == "done":
             evidence.signal("events", f"lines[{index}].type", "done")
             return evidence.outcome(None)
-        if event.get("type") == "step_finish":
+        if kind == "step_finish":
             part = event.get("part")
             last_finish = (index, part.get("reason") if isinstance(part, dict) else None)
-        elif event.get("type") in _ACTIVITY:
+        elif kind in _ACTIVITY:
             last_finish = None
     if last_finish is not None and last_finish[1] == "stop":
         evidence.signal("events", f"lines[{last_finish[0]}].part.reason", "stop")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import os
 import string
@@ -12,14 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
 from pydantic import ValidationError
 
 from gym_contract._io import DEFAULT_MAX_LINE_BYTES, iter_lines
 from gym_contract._json_parsing import loads, nesting_problem, parse_record
+from gym_contract._json_writing import python_text
 from gym_contract._limits import max_depth
 from gym_contract._sources import InputUnreadable, open_source
-from gym_contract._values import NumberText, finite, first_text, json_type, preview, text
+from gym_contract._values import NumberText, finite, first_text, json_type, obj, objects, preview, text
 from gym_contract._vocabulary import CAPTURED_TOKEN_FIELDS, token_count
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.models import CaptureMetrics, ModelCallRecord, ObservationGap
@@ -63,26 +62,13 @@ def _first_count(*values: object) -> int | None:
 
 
 def _object(value: object) -> dict[str, Any] | None:
-    # Keys are checked because a Python caller may hand over a dict that JSON could not hold.
-    if isinstance(value, dict) and all(isinstance(key, str) for key in value):
-        return value
-    return None
-
-
-def _objects(value: object) -> list[dict[str, Any]]:
-    """The JSON objects of a list, skipping anything else."""
-    if not isinstance(value, list):
-        return []
-    return [item for item in map(_object, value) if item is not None]
-
-
-def _number(value: object) -> float | None:
-    # An integer too large for a float is no usable time or duration: unknown, like any non-finite number.
-    return finite(value)
+    """An object a record can hold: keys checked, since a Python caller may hand over a dict JSON cannot hold."""
+    found = obj(value)
+    return found if found is not None and all(isinstance(key, str) for key in found) else None
 
 
 def _duration(value: object) -> float | None:
-    number = _number(value)
+    number = finite(value)
     return number if number is not None and number >= 0 else None
 
 
@@ -166,10 +152,11 @@ def _token_fields(usage: dict[str, Any]) -> dict[str, Any]:
 
 
 def _json_text(value: object) -> str:
+    """The JSON text of a value as the reference writes it (`json.dumps`), at any depth and number size."""
     try:
-        return json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return repr(value)
+        return python_text(value)
+    except TypeError:  # not JSON at all: a Python caller's own object
+        return preview(value)
 
 
 def _arguments(value: object) -> dict[str, Any]:
@@ -179,7 +166,7 @@ def _arguments(value: object) -> dict[str, Any]:
     if isinstance(value, str):
         try:
             parsed = loads(value)
-        except orjson.JSONDecodeError:
+        except ValueError:  # not JSON, or (from a Python caller) text that is not even UTF-8
             return {"_raw": value}
         return parsed if isinstance(parsed, dict) else {"_raw": value}
     as_object = _object(value)
@@ -195,15 +182,15 @@ def _tool_calls(response: dict[str, Any], message: dict[str, Any]) -> list[dict[
     # still says what the model asked for.
     calls = [
         _tool_call(item.get("call_id"), item.get("name"), item.get("arguments"))
-        for item in _objects(response.get("output"))
+        for item in objects(response.get("output"))
         if item.get("type") == "function_call"
     ]
-    for item in _objects(message.get("tool_calls")):
+    for item in objects(message.get("tool_calls")):
         function = _object(item.get("function")) or {}
         calls.append(_tool_call(item.get("id"), function.get("name"), function.get("arguments")))
     calls.extend(
         _tool_call(block.get("id"), block.get("name"), block.get("input"))
-        for block in _objects(response.get("content"))
+        for block in objects(response.get("content"))
         if block.get("type") == "tool_use"
     )
     return calls
@@ -212,12 +199,12 @@ def _tool_calls(response: dict[str, Any], message: dict[str, Any]) -> list[dict[
 def _reasoning_content(response: dict[str, Any], message: dict[str, Any]) -> str | None:
     texts: list[object] = [
         summary.get("text")
-        for item in _objects(response.get("output"))
+        for item in objects(response.get("output"))
         if item.get("type") == "reasoning"
-        for summary in _objects(item.get("summary"))
+        for summary in objects(item.get("summary"))
     ]
     texts.append(first_text(message.get("reasoning_content"), message.get("reasoning")))
-    blocks = _objects(response.get("content"))
+    blocks = objects(response.get("content"))
     texts.extend(block.get("thinking") for block in blocks if block.get("type") == "thinking")
     # Empty pieces are skipped so that they do not leave stray blank lines in the joined text.
     return "\n".join(piece for piece in texts if isinstance(piece, str) and piece) or None
@@ -253,8 +240,8 @@ def derive_record(exchange: dict[str, Any], call_index: int) -> ModelCallRecord:
         "finish_reason": first_text(
             body.get("stop_reason"), first_choice.get("finish_reason"), incomplete_details.get("reason")
         ),
-        "started_at": _number(exchange.get("started_at")),
-        "completed_at": _number(exchange.get("completed_at")),
+        "started_at": finite(exchange.get("started_at")),
+        "completed_at": finite(exchange.get("completed_at")),
         **_token_fields(_object(body.get("usage")) or {}),
         "request": request,
         "response": response,

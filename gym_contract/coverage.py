@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from gym_contract._coverage_rules import CRITERIA, FULL, RULES, Verdict, evidence_of, gapped_criteria, quickly_complete
+from gym_contract._values import nonempty, obj
 from gym_contract.validation import detect_kind
 
 __all__ = [
@@ -94,15 +95,13 @@ _FULL_VERDICTS = {criterion: CriterionVerdict(criterion, "V", (FULL[criterion],)
 
 
 def _source(record: dict[str, Any], kind: str) -> str | None:
-    bundle = record.get("ng_agent_observations") if kind == "rollout" else None
-    source = bundle.get("source") if isinstance(bundle, dict) else None
-    return source if isinstance(source, str) and source else None
+    bundle = obj(record.get("ng_agent_observations")) if kind == "rollout" else None
+    return nonempty(bundle.get("source")) if bundle is not None else None
 
 
 def _agent(record: dict[str, Any], kind: str) -> str | None:
-    agent_ref = record.get("agent_ref") if kind == "rollout" else None
-    name = agent_ref.get("name") if isinstance(agent_ref, dict) else None
-    return name if isinstance(name, str) and name else None
+    agent_ref = obj(record.get("agent_ref")) if kind == "rollout" else None
+    return nonempty(agent_ref.get("name")) if agent_ref is not None else None
 
 
 @dataclass

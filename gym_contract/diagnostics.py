@@ -145,7 +145,7 @@ class Diagnostic:
 
 
 class ContractError(ValueError):
-    """Raised by `validate`: carries every diagnostic found, not just the first."""
+    """Raised by `validate` (and by `outcome.decide` for an invalid outcome): carries every diagnostic found."""
 
     def __init__(self, diagnostics: Iterable[Diagnostic]) -> None:
         self.diagnostics: tuple[Diagnostic, ...] = tuple(diagnostics)

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any, Final, Literal
 
+from pydantic import ValidationError
+
 from gym_contract._outcome_base import (
     AGENT_ABORTED,
     AGENT_CRASH,
@@ -30,7 +32,10 @@ from gym_contract._outcome_base import (
 )
 from gym_contract._outcome_claude_code import CLAUDE_CODE_TESTED_VERSION, classify_claude_code
 from gym_contract._outcome_opencode import OPENCODE_TESTED_VERSION, classify_opencode
+from gym_contract._values import preview
+from gym_contract.diagnostics import ContractError, Diagnostic
 from gym_contract.models import AgentOutcome
+from gym_contract.validation import iter_diagnostics
 
 __all__ = [
     "ACTIONS",
@@ -92,9 +97,9 @@ class Policy:
 
     def __post_init__(self) -> None:
         if not isinstance(self.max_retries, int) or isinstance(self.max_retries, bool) or self.max_retries < 0:
-            raise ValueError(f"max_retries must be a whole number >= 0, not {self.max_retries!r}")
+            raise ValueError(f"max_retries must be a whole number >= 0, not {preview(self.max_retries)}")
         if not isinstance(self.grade_request_errors, bool):
-            raise ValueError(f"grade_request_errors must be true or false, not {self.grade_request_errors!r}")
+            raise ValueError(f"grade_request_errors must be true or false, not {preview(self.grade_request_errors)}")
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Policy:
@@ -125,12 +130,16 @@ def decide(outcome: AgentOutcome | Mapping[str, Any], policy: Policy | None = No
     ``attempt`` is the 1-based number of the attempt that produced ``outcome``: a transient failure is
     retried while ``attempt <= policy.max_retries``, then excluded. A transient failure — a transient
     `failure_kind`, or any failure marked `retryable` — is never graded.
+
+    Raises `ContractError`, carrying the diagnostics of ``iter_diagnostics(outcome, "agent_outcome")``,
+    when ``outcome`` is not an `AgentOutcome` and not a valid `ng_agent_outcome`; ValueError for an
+    ``attempt`` that is not a whole number of at least 1.
     """
     policy = policy if policy is not None else Policy()
     if isinstance(attempt, bool) or not isinstance(attempt, int) or attempt < 1:
-        raise ValueError(f"attempt is the 1-based number of the attempt, not {attempt!r}")
+        raise ValueError(f"attempt is the 1-based number of the attempt, not {preview(attempt)}")
     if not isinstance(outcome, AgentOutcome):
-        outcome = AgentOutcome.model_validate(outcome)
+        outcome = _valid_outcome(outcome)
     kind, status = outcome.failure_kind, outcome.response_status
 
     if kind is None:
@@ -157,3 +166,19 @@ def decide(outcome: AgentOutcome | Mapping[str, Any], policy: Policy | None = No
     return Decision(
         "exclude", f"{kind}: the artifacts establish no failure kind; never graded, not known to be transient"
     )
+
+
+def _valid_outcome(data: Any) -> AgentOutcome:
+    """``data`` as an `AgentOutcome`, or the `ContractError` that says everything wrong with it."""
+    try:
+        return AgentOutcome.model_validate(data)
+    except ValidationError as error:
+        refusal = error
+    diagnostics = list(iter_diagnostics(data, "agent_outcome"))
+    if not any(diagnostic.severity == "error" for diagnostic in diagnostics):
+        # The model and the schema disagree only on what JSON cannot hold (a tuple, a key that is not
+        # a string); say what the model refused.
+        first = refusal.errors()[0]
+        pointer = "".join(f"/{part}" for part in first["loc"])
+        diagnostics.append(Diagnostic.of("schema_violation", f"{first['msg']} ({preview(first['input'])})", pointer))
+    raise ContractError(diagnostics)

@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from gym_contract._values import objects
 from gym_contract._vocabulary import (
     CAPTURE,
     CAPTURED_TOKEN_FIELDS,
@@ -104,17 +105,17 @@ class Report:
                 if isinstance(record.get(key), dict):
                     self._tally_evidence(part, record[key])
             return
-        for gap in _objects(record.get("gaps")) if kind in ("trajectory", "bundle", "model_call_capture") else ():
+        for gap in objects(record.get("gaps")) if kind in ("trajectory", "bundle", "model_call_capture") else ():
             if isinstance(gap.get("code"), str):
                 self.gaps[gap["code"]] += 1
         if kind == "trajectory":
-            for call in _objects(record.get("model_calls")):
+            for call in objects(record.get("model_calls")):
                 stats = call.get("token_stats") if isinstance(call.get("token_stats"), dict) else {}
                 self.model_calls += 1
                 for name in TOKEN_FIELDS:
                     self.tokens[name].add(stats.get(name))
         elif kind == "model_call_capture":
-            for call in _objects(record.get("calls")):
+            for call in objects(record.get("calls")):
                 self.model_calls += 1
                 for source_name, name in CAPTURED_TOKEN_FIELDS.items():
                     self.tokens[name].add(call.get(source_name))
@@ -184,7 +185,3 @@ class Report:
             "diagnostics_truncated": self.truncated,
             "coverage": self.coverage.to_dict(),
         }
-
-
-def _objects(value: Any) -> list[dict[str, Any]]:
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []

@@ -122,27 +122,27 @@ def _places(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]
         yield from _places(child, (*path, key))
 
 
-def copied(value: Any) -> Any:
-    """A deep copy made without recursion, so that values nested thousands of levels deep can be copied."""
-    root: list[Any] = [None]
-    stack: list[tuple[Any, Any, Any]] = [(value, root, 0)]
-    while stack:
-        item, holder, slot = stack.pop()
-        if isinstance(item, dict):
-            holder[slot] = copy_ = {}
-            stack.extend((child, copy_, key) for key, child in item.items())
-        elif isinstance(item, list):
-            holder[slot] = copy_ = [None] * len(item)
-            stack.extend((child, copy_, index) for index, child in enumerate(item))
-        else:
-            holder[slot] = item
-    return root[0]
-
-
 def _at(value: Any, path: tuple[Any, ...]) -> Any:
     for part in path:
         value = value[part]
     return value
+
+
+def json_copy(value: Any) -> Any:
+    """A deep copy of JSON-like data without recursion: a retyped value may nest thousands of levels."""
+    copied: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any]] = [(value, copied, 0)]
+    while stack:
+        item, holder, slot = stack.pop()
+        if isinstance(item, dict):
+            holder[slot] = fresh = dict(item)
+            stack.extend((child, fresh, key) for key, child in item.items())
+        elif isinstance(item, list):
+            holder[slot] = fresh = list(item)
+            stack.extend((child, fresh, index) for index, child in enumerate(item))
+        else:
+            holder[slot] = item
+    return copied[0]
 
 
 MUTATIONS = ("delete", "retype", "swap", "duplicate", "wrap_string", "add_key")
@@ -153,7 +153,7 @@ def mutated_records(draw: st.DrawFn, records: tuple[dict[str, Any], ...] | None 
     """An example record broken one to three times: a key deleted, a value of another type, two values
     swapped between keys, a list item repeated, a string turned into a list or an object, a contract
     key added somewhere with any value."""
-    record = copied(draw(st.sampled_from(records or example_records())))
+    record = json_copy(draw(st.sampled_from(records or example_records())))
     for _ in range(draw(st.integers(1, 3))):
         places = list(_places(record))
         if not places:
@@ -171,7 +171,7 @@ def mutated_records(draw: st.DrawFn, records: tuple[dict[str, Any], ...] | None 
                 other_parent, other_key = _at(record, other[:-1]), other[-1]
                 parent[key], other_parent[other_key] = other_parent[other_key], parent[key]
         elif mutation == "duplicate" and isinstance(parent, list):
-            parent.insert(key, copied(parent[key]))
+            parent.insert(key, json_copy(parent[key]))
         elif mutation == "wrap_string" and isinstance(parent[key], str):
             parent[key] = draw(st.sampled_from([[parent[key]], {"text": parent[key]}, {"type": parent[key]}]))
         else:
@@ -183,3 +183,35 @@ def mutated_records(draw: st.DrawFn, records: tuple[dict[str, Any], ...] | None 
 def hostile_records() -> st.SearchStrategy[Any]:
     """What the laws feed every entry point: broken example records, and any JSON value at all."""
     return st.one_of(mutated_records(), mutated_records(), json_values())
+
+
+# ------------------------------------------------------------------------------------------ files
+
+
+def as_line(value: Any) -> bytes:
+    """``value`` as one line of a JSONL file, whatever it holds: any depth, integers of any size; a
+    lone surrogate is written as the bytes it would be, which no reader takes as UTF-8."""
+    from gym_contract._json_writing import python_text
+
+    return python_text(value).encode("utf-8", "surrogatepass")
+
+
+def damaged_lines() -> st.SearchStrategy[bytes]:
+    """Lines no reader takes whole: any bytes, and JSON cut short."""
+    cut = st.builds(
+        lambda line, keep: line[: max(1, len(line) * keep // 100)],
+        st.builds(as_line, json_values()),
+        st.integers(1, 99),
+    )
+    return st.one_of(st.binary(max_size=24).filter(lambda line: b"\n" not in line and b"\r" not in line), cut)
+
+
+def jsonl(lines: list[bytes]) -> bytes:
+    return b"".join(line + b"\n" for line in lines)
+
+
+def file_lines(values: st.SearchStrategy[Any], max_size: int = 6) -> st.SearchStrategy[list[bytes]]:
+    """The lines of a JSONL file: ``values`` written as JSON, now and then a damaged line among them."""
+    return st.lists(
+        st.one_of(st.builds(as_line, values), st.builds(as_line, values), damaged_lines()), max_size=max_size
+    )

@@ -138,3 +138,16 @@ def with_repeated_key(value: Any, target: int) -> tuple[bytes, int]:
         return orjson.dumps(item)
 
     return write(value), seen
+
+
+def run_in_process(*args: str) -> tuple[int, str, str]:
+    """`gym-contract ARGS` in this process: exit status, stdout, stderr (an exception is not caught)."""
+    import contextlib
+    import io
+
+    from gym_contract.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(list(args))
+    return status, out.getvalue(), err.getvalue()

@@ -136,7 +136,6 @@ def test_decide_reads_the_outcome_of_a_rollout_record_and_a_policy_that_excludes
         pytest.param(["outcome", "claude-code", "{missing}"], "no such file", id="missing-stream"),
         pytest.param(["decide", "{text}"], "not valid JSON", id="outcome-not-json"),
         pytest.param(["decide", "{array}"], "must be a JSON object", id="outcome-not-object"),
-        pytest.param(["decide", "{export}"], "not a valid ng_agent_outcome", id="not-an-outcome"),
         pytest.param(["decide", "{outcome}", "--policy", "{bad_policy}"], "unknown policy key", id="policy-key"),
         pytest.param(["decide", "{outcome}", "--policy", "{text}"], "not valid JSON", id="policy-not-json"),
     ],
@@ -156,6 +155,21 @@ def test_bad_input_is_one_line_and_exit_status_2(tmp_path, capsys, args, message
     assert err.startswith("gym-contract: ")
     assert err.count("\n") == 1
     assert message in err
+
+
+def test_decide_names_every_problem_of_an_invalid_outcome_on_a_line_of_its_own(tmp_path, capsys):
+    outcome = {**rate_limited(), "harness": 7, "response_status": "finished"}
+    del outcome["classifier"]
+    status, out, err = main(capsys, "decide", write(tmp_path, "outcome.json", {"ng_agent_outcome": outcome}))
+    assert (status, out) == (2, "")
+    lines = err.splitlines()
+    assert len(lines) == 3
+    assert all(line.startswith("gym-contract: ") and "not a valid ng_agent_outcome" in line for line in lines)
+    assert sorted(line.split(": ")[3] for line in lines) == [
+        "/ng_agent_outcome",
+        "/ng_agent_outcome/harness",
+        "/ng_agent_outcome/response_status",
+    ]
 
 
 def test_bad_input_run_as_a_process_gives_no_traceback(tmp_path):

@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gym_contract import _lineage_hash
+from gym_contract._json_parsing import loads
 from gym_contract.cli import main
 from gym_contract.lineage import (
     AMBIGUOUS,
@@ -42,9 +43,14 @@ EXAMPLE = REPO / "examples" / "capture" / "12-0.capture.jsonl"
 # --- golden vectors -----------------------------------------------------------------------------------
 
 
+def read_vector(path: Path) -> Any:
+    """A vector as a reader that keeps numbers exact reads it (a number no double holds stays its text)."""
+    return loads(path.read_bytes())
+
+
 @pytest.mark.parametrize("path", VECTORS, ids=lambda path: path.stem)
 def test_every_dialect_form_of_a_golden_vector_hashes_to_its_expected_values(path: Path):
-    vector = json.loads(path.read_text(encoding="utf-8"))
+    vector = read_vector(path)
     assert vector["fingerprint_version"] == FINGERPRINT_VERSION
     for dialect, items in vector["forms"].items():
         assert assistant_fingerprint(items) == vector["fingerprint"], dialect
@@ -53,7 +59,7 @@ def test_every_dialect_form_of_a_golden_vector_hashes_to_its_expected_values(pat
 
 
 def test_the_vectors_cover_all_three_dialects_and_every_tag():
-    vectors = [json.loads(path.read_text(encoding="utf-8")) for path in VECTORS]
+    vectors = [read_vector(path) for path in VECTORS]
     assert {dialect for vector in vectors for dialect in vector["forms"]} == {"chat", "messages", "responses"}
     tags = {tag for vector in vectors for tag, _ in vector["digest_fields"]}
     assert tags == set(_lineage_hash.TAGS.values())

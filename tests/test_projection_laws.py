@@ -12,7 +12,7 @@ from gym_contract import collect, iter_diagnostics
 from gym_contract._vocabulary import CAPTURE, OBSERVATIONS, TRAJECTORY
 from gym_contract.validation import rule_errors
 from tests.rollout_strategies import Rollout, rollouts
-from tests.strategies import copied, hostile_records
+from tests.strategies import hostile_records, json_copy
 
 NOW = 1_786_100_000.0
 
@@ -20,7 +20,7 @@ NOW = 1_786_100_000.0
 def _collected(rollout: Rollout, record: dict[str, Any] | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as directory:
         rollout.write_capture(Path(directory))
-        return collect(copied(record if record is not None else rollout.record), [directory])
+        return collect(json_copy(record if record is not None else rollout.record), [directory])
 
 
 def _errors(record: dict[str, Any], prefix: str = "") -> list[str]:

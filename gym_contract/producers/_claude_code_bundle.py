@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from gym_contract._values import finite
 from gym_contract.models import ContextCompactionObservation, ObservationGap
 from gym_contract.producers._claude_code_files import gap
 from gym_contract.producers._claude_code_mapping import Compaction, Mapped, ToolEnds
@@ -144,7 +145,8 @@ def _tools(tools: dict[tuple[str, str], ToolEnds]) -> tuple[list[dict[str, Any]]
         if started is not None and finished is not None and finished < started:
             gaps.append(gap("tool_timing_invalid", owner, call_id))
             finished = None
-        duration = (finished - started) * 1000 if started is not None and finished is not None else None
+        # Two finite instants can still be further apart than a double counts in milliseconds.
+        duration = finite((finished - started) * 1000) if started is not None and finished is not None else None
         records.append(
             {
                 "kind": "tool_call",

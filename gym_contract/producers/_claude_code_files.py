@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -12,6 +11,8 @@ from typing import Any, Final
 
 import orjson
 
+from gym_contract._json_parsing import loads
+from gym_contract._values import finite, nonempty
 from gym_contract.models import ObservationGap
 
 MAX_LINE_BYTES: Final = 64 * 1024 * 1024
@@ -44,14 +45,14 @@ def gap(code: str, invocation_id: str | None = None, detail: str | None = None) 
 
 def timestamp(value: Any) -> float | None:
     """Unix seconds from an ISO-8601 string or a number of epoch seconds; anything else is unknown."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return float(value) if math.isfinite(value) else None
-    if not isinstance(value, str) or not value:
+    seconds = finite(value)
+    if seconds is not None:
+        return seconds
+    written = nonempty(value)
+    if written is None:
         return None
     try:
-        parsed = datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z") else value)
+        parsed = datetime.fromisoformat(written[:-1] + "+00:00" if written.endswith("Z") else written)
     except ValueError:
         return None
     if parsed.tzinfo is None:  # a time without a zone names no instant
@@ -98,7 +99,7 @@ def _sidecar_files(root: Path) -> Iterator[Path]:
 def _take_sidecar(read: TranscriptRead, projects: Path, path: Path) -> None:
     name = path.relative_to(projects).as_posix()
     try:
-        sidecar = orjson.loads(path.read_bytes()[: MAX_LINE_BYTES + 1])
+        sidecar = loads(path.read_bytes()[: MAX_LINE_BYTES + 1])
     except OSError:
         read.gaps.append(gap("transcript_unreadable", detail=name))
         return
@@ -142,7 +143,7 @@ def _take(read: TranscriptRead, name: str, number: int, raw: bytes | None) -> No
     if raw is not None and not raw.strip():
         return
     try:
-        event = orjson.loads(raw) if raw is not None else None
+        event = loads(raw) if raw is not None else None
     except orjson.JSONDecodeError:
         event = None
     if raw is None or event is None:
@@ -166,8 +167,8 @@ def stream_events(lines: Iterable[Any]) -> list[dict[str, Any]]:
         if not isinstance(line, (str, bytes)) or not line.strip():
             continue
         try:
-            parsed = orjson.loads(line)
-        except orjson.JSONDecodeError:
+            parsed = loads(line)
+        except ValueError:  # not JSON, or (given as str) text that is not even UTF-8
             continue  # Claude Code prints the odd non-JSON line; the reference skips them too
         if isinstance(parsed, dict):
             events.append(parsed)

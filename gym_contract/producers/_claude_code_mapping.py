@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-import orjson
-
+from gym_contract._json_writing import dumps
+from gym_contract._values import count, first_text, nonempty, obj, text
 from gym_contract.models import ObservationGap
 from gym_contract.producers._claude_code_files import TranscriptEvent, gap, timestamp
 
@@ -88,18 +88,17 @@ def map_events(events: list[TranscriptEvent], sidecars: dict[str, dict[str, Any]
     mapped = Mapped()
     for located in events:
         event = located.event
-        agent_id = event.get("agentId")
-        is_subagent = isinstance(agent_id, str) and agent_id != ""
-        invocation_id: str = agent_id if isinstance(agent_id, str) and agent_id else event["sessionId"]
+        agent_id = nonempty(event.get("agentId"))
+        is_subagent = agent_id is not None
+        invocation_id: str = agent_id if agent_id is not None else event["sessionId"]
         kind = internal_agent_kind(invocation_id) if is_subagent else None
         if kind is not None:
             mapped.internal_agents.setdefault(invocation_id, kind)
             continue
         invocation = mapped.invocation(invocation_id, is_subagent)
         invocation.has_events = True
-        message = event.get("message")
-        message = message if isinstance(message, dict) else {}
-        role = message.get("role") if isinstance(message.get("role"), str) else event.get("type")
+        message = obj(event.get("message")) or {}
+        role = first_text(message.get("role"), event.get("type"))
         if _is_compaction_evidence(event, message):
             _compaction(mapped, invocation, event, message)
             continue
@@ -120,8 +119,8 @@ def map_events(events: list[TranscriptEvent], sidecars: dict[str, dict[str, Any]
 def _sidecar_links(mapped: Mapped, sidecars: dict[str, dict[str, Any]]) -> None:
     """A sidecar's `toolUseId` links its subagent to the one invocation that made that tool call."""
     for child, sidecar in sidecars.items():
-        call_id = sidecar.get("toolUseId")
-        if not isinstance(call_id, str) or not call_id or internal_agent_kind(child) is not None:
+        call_id = nonempty(sidecar.get("toolUseId"))
+        if call_id is None or internal_agent_kind(child) is not None:
             continue
         owners = [
             (owner, ends) for (owner, tool_id), ends in mapped.tools.items() if tool_id == call_id and ends.starts
@@ -148,10 +147,6 @@ def _is_compaction_evidence(event: dict[str, Any], message: dict[str, Any]) -> b
     return summary or boundary or _metadata(event, message) is not None
 
 
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
 def _first(metadata: dict[str, Any], *keys: str) -> Any:
     return next((metadata[key] for key in keys if metadata.get(key) is not None), None)
 
@@ -170,13 +165,12 @@ def _compaction(mapped: Mapped, invocation: Invocation, event: dict[str, Any], m
         outcome = "completed"
     else:
         outcome = "unknown"
-    trigger = metadata.get("trigger")
     found = Compaction(
         invocation_id=invocation.invocation_id,
         observed_at=timestamp(event.get("timestamp")),
-        trigger=trigger if isinstance(trigger, str) else None,
-        tokens_before=_count(_first(metadata, "tokensBefore", "preTokens", "pre_tokens")),
-        tokens_after=_count(_first(metadata, "tokensAfter", "postTokens", "post_tokens")),
+        trigger=text(metadata.get("trigger")),
+        tokens_before=count(_first(metadata, "tokensBefore", "preTokens", "pre_tokens")),
+        tokens_after=count(_first(metadata, "tokensAfter", "postTokens", "post_tokens")),
         outcome=outcome,
         summary=text_of(message.get("content")) if is_summary else None,
         is_summary=is_summary,
@@ -223,11 +217,11 @@ def text_of(content: Any) -> str | None:
         return "".join(b["text"] for b in content if isinstance(b.get("text"), str))
     if content is None:
         return None
-    return orjson.dumps(content, option=orjson.OPT_SORT_KEYS).decode()
+    return dumps(content, sort_keys=True).decode()
 
 
 def _assistant(mapped: Mapped, invocation: Invocation, event: dict[str, Any], message: dict[str, Any]) -> None:
-    response_id = message.get("id") if isinstance(message.get("id"), str) and message.get("id") else None
+    response_id = nonempty(message.get("id"))
     if response_id is None:
         mapped.gaps.append(gap("model_response_id_missing", invocation.invocation_id))
     elif response_id not in invocation.response_ids:
@@ -240,7 +234,7 @@ def _assistant(mapped: Mapped, invocation: Invocation, event: dict[str, Any], me
     if not isinstance(blocks, list):
         mapped.gaps.append(gap("invalid_assistant_content", invocation.invocation_id))
         return
-    uuid = event.get("uuid") if isinstance(event.get("uuid"), str) and event.get("uuid") else None
+    uuid = nonempty(event.get("uuid"))
     base = uuid or response_id
     started = timestamp(event.get("timestamp"))
     for index, block in enumerate(blocks):
@@ -254,7 +248,7 @@ def _assistant_block(
     if not isinstance(block, dict):
         mapped.gaps.append(gap("invalid_assistant_content", owner))
         return
-    kind = block.get("type")
+    kind = text(block.get("type"))
     if kind == "text" and isinstance(block.get("text"), str):
         if base is None:
             mapped.gaps.append(gap("assistant_item_id_missing", owner))
@@ -272,24 +266,23 @@ def _assistant_block(
         if base is None:
             mapped.gaps.append(gap("reasoning_item_id_missing", owner))
             return
-        signature = block.get("signature")
         invocation.conversation.append(
             {
                 "type": "reasoning",
                 "id": f"{base}:thinking:{index}",
                 "summary": [{"type": "summary_text", "text": block[kind]}],
-                "encrypted_content": signature if isinstance(signature, str) else None,
+                "encrypted_content": text(block.get("signature")),
             }
         )
     elif kind == "tool_use":
-        call_id, name = block.get("id"), block.get("name")
-        if not isinstance(call_id, str) or not call_id:
+        call_id, name = nonempty(block.get("id")), text(block.get("name"))
+        if call_id is None:
             mapped.gaps.append(gap("tool_call_id_missing", owner))
             return
-        if not isinstance(name, str):
+        if name is None:
             mapped.gaps.append(gap("invalid_assistant_content", owner))
             return
-        arguments = orjson.dumps(block.get("input"), option=orjson.OPT_SORT_KEYS).decode()
+        arguments = dumps(block.get("input"), sort_keys=True).decode()
         invocation.conversation.append(
             {
                 "type": "function_call",
@@ -306,7 +299,7 @@ def _assistant_block(
     elif kind in ("text", "thinking", "reasoning"):
         mapped.gaps.append(gap("invalid_assistant_content", owner))
     else:
-        mapped.gaps.append(gap("unsupported_assistant_content_block", owner, kind if isinstance(kind, str) else None))
+        mapped.gaps.append(gap("unsupported_assistant_content_block", owner, kind))
 
 
 def tool_status(block: dict[str, Any], result: Any) -> str:
@@ -315,8 +308,9 @@ def tool_status(block: dict[str, Any], result: Any) -> str:
     if isinstance(result, dict):
         if result.get("interrupted") is True:
             return "incomplete"
-        if result.get("status") in _TOOL_STATUSES:
-            return str(result["status"])
+        status = text(result.get("status"))
+        if status in _TOOL_STATUSES:
+            return status
     return "completed"
 
 
@@ -338,8 +332,8 @@ def _user(mapped: Mapped, invocation: Invocation, event: dict[str, Any], message
         elif block.get("type") == "text" and isinstance(block.get("text"), str):
             invocation.conversation.append({"type": "message", "role": role, "content": block["text"]})
         elif block.get("type") == "tool_result":
-            call_id = block.get("tool_use_id")
-            if not isinstance(call_id, str) or not call_id:
+            call_id = nonempty(block.get("tool_use_id"))
+            if call_id is None:
                 mapped.gaps.append(gap("tool_result_id_missing", owner))
                 continue
             status = tool_status(block, result)
@@ -356,8 +350,8 @@ def _user(mapped: Mapped, invocation: Invocation, event: dict[str, Any], message
             results.append((call_id, status))
         else:
             mapped.gaps.append(gap("unsupported_user_content_block", owner))
-    child = result.get("agentId") if isinstance(result, dict) else None
-    if isinstance(child, str) and child:
+    child = nonempty(result.get("agentId")) if isinstance(result, dict) else None
+    if child is not None:
         if len(results) == 1:
             mapped.links.append((child, owner, results[0][0], results[0][1]))
             mapped.invocation(child, is_subagent=True)

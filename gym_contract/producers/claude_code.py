@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from gym_contract._outcome_claude_code import classify_claude_code
+from gym_contract._values import finite, preview, text
 from gym_contract.models import AgentObservationBundle, AgentOutcome
 from gym_contract.producers._claude_code_bundle import RootFacts, assemble, roots
 from gym_contract.producers._claude_code_files import MAX_LINE_BYTES, gap, read_transcripts, stream_events
@@ -44,9 +45,10 @@ class ClaudeCodeRun:
 
     def document(self) -> dict[str, Any]:
         """The `gym-contract observe claude-code` output: one JSON-ready object."""
+        # Python mode: a signal may hold a number no double holds (NumberText), which the JSON writer keeps.
         return {
-            "ng_agent_observations": self.observations.model_dump(mode="json"),
-            "ng_agent_outcome": self.outcome.model_dump(mode="json") if self.outcome is not None else None,
+            "ng_agent_observations": self.observations.model_dump(mode="python"),
+            "ng_agent_outcome": self.outcome.model_dump(mode="python") if self.outcome is not None else None,
             "run_summary": self.summary,
         }
 
@@ -68,8 +70,12 @@ def read_run(
     model-call references are made. ``exit_code``, ``timed_out`` and ``measured_duration_s`` are what
     the host saw of the process; ``sandboxed=False`` says the agent ran on the host without a sandbox
     (gap `no_sandbox_runtime`), which no transcript can tell. Unreadable or malformed input becomes
-    gaps, never an exception.
+    gaps, never an exception; raises ValueError only for a ``measured_duration_s`` that is not a
+    number of seconds of at least 0 whose milliseconds a double holds.
     """
+    if measured_duration_s is not None and not _is_duration(measured_duration_s):
+        shown = preview(measured_duration_s)
+        raise ValueError(f"measured_duration_s must be a number of seconds of at least 0, not {shown}")
     lines = _stream_lines(stream)
     events = stream_events(lines) if lines is not None else None
     read = read_transcripts(config_dir, max_line_bytes)
@@ -120,6 +126,12 @@ def _stream_lines(stream: Stream) -> list[Any] | None:
     return list(stream)
 
 
+def _is_duration(seconds: Any) -> bool:
+    # The bundle records milliseconds: those must be finite too.
+    milliseconds = finite(seconds)
+    return milliseconds is not None and milliseconds >= 0 and finite(milliseconds * 1000) is not None
+
+
 def _last_result(events: list[dict[str, Any]]) -> dict[str, Any] | None:
     return next((e for e in reversed(events) if e.get("type") == "result"), None)
 
@@ -131,8 +143,7 @@ def _root_facts(
     attempts: list[str] = []
     open_attempt = False
     for event in events:
-        if isinstance(event.get("session_id"), str) and session_id is None:
-            session_id = event["session_id"]
+        session_id = session_id if session_id is not None else text(event.get("session_id"))
         if event.get("type") != "system" or event.get("subtype") != "status":
             continue
         if event.get("compact_result") in ("success", "failed"):
@@ -147,10 +158,17 @@ def _root_facts(
         attempts.append("unknown")
     result = _last_result(events)
     status, error_type = _root_status(result, exit_code, timed_out)
-    duration = result.get("duration_ms") if result is not None else None
-    if not isinstance(duration, (int, float)) or isinstance(duration, bool) or duration < 0:
+    duration = _duration_ms(result)
+    if duration is None:
         duration = measured_duration_s * 1000 if measured_duration_s is not None else None
     return RootFacts(session_id, status, error_type, duration, tuple(attempts))
+
+
+def _duration_ms(result: dict[str, Any] | None) -> float | None:
+    """The result's `duration_ms` as written (an int stays one) when it is a finite number of at least 0."""
+    duration = result.get("duration_ms") if result is not None else None
+    milliseconds = finite(duration)
+    return duration if milliseconds is not None and milliseconds >= 0 else None
 
 
 def _root_status(result: dict[str, Any] | None, exit_code: int | None, timed_out: bool) -> tuple[str, str | None]:
@@ -205,8 +223,8 @@ def _summary(
         summary["result_error"] = is_error
         summary["result_missing"] = result is None
         summary["context_overflow"] = ended is not None and ended.failure_kind == "model_context_limit"
-        duration = result.get("duration_ms") if result is not None else None
-        if isinstance(duration, (int, float)) and not isinstance(duration, bool) and duration >= 0:
+        duration = _duration_ms(result)
+        if duration is not None:
             summary["duration_s"] = duration / 1000
         summary["unknown_tool_calls"] = _unknown_tool_calls(mapped, events)
     summary["internal_agents"] = dict(sorted(mapped.internal_agents.items()))
