@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from gym_contract._cli_lineage import as_json
 from gym_contract._json_parsing import loads
+from gym_contract._limits import MAX_DEPTH
 from gym_contract._values import NumberText
 from gym_contract.capture import derive_record, read_capture
 from gym_contract.lineage import (
@@ -165,7 +166,7 @@ def at_stack_depth(frames: int, work: Any) -> Any:
     return work() if frames == 0 else at_stack_depth(frames - 1, work)
 
 
-def test_argument_text_nested_deeper_than_1023_levels_is_kept_as_text_at_any_stack_depth() -> None:
+def test_argument_text_nested_deeper_than_the_readers_limit_is_kept_as_text_at_any_stack_depth() -> None:
     def arguments_field(arguments: str) -> list[Any]:
         fingerprint = assistant_fingerprint(
             [{"role": "assistant", "tool_calls": [{"function": {"arguments": arguments}}]}]
@@ -179,7 +180,7 @@ def test_argument_text_nested_deeper_than_1023_levels_is_kept_as_text_at_any_sta
         }
         return [name for name, digest in expected.items() if digest == fingerprint]
 
-    within, beyond = "[ " * 1023 + "]" * 1023, "[ " * 1024 + "]" * 1024
+    within, beyond = "[ " * MAX_DEPTH + "]" * MAX_DEPTH, "[ " * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1)
     for frames in (0, 600):
         assert at_stack_depth(frames, lambda: arguments_field(within)) == ["canonical"]
         assert at_stack_depth(frames, lambda: arguments_field(beyond)) == ["as written"]

@@ -32,9 +32,10 @@ from gym_contract import (
 )
 from gym_contract._json_writing import dumps
 from gym_contract.cli import main
+from gym_contract.diagnostics import Diagnostic
 from gym_contract.models import AgentObservationBundle
 from gym_contract.projection import ContradictoryEvidenceError, build_trajectory
-from gym_contract.validation import check_line
+from gym_contract.validation import check_line, read_record
 from tests.strategies import hostile_records, mutated_records, nested
 
 NOW = 1_786_100_000.0
@@ -114,17 +115,26 @@ def test_a_file_of_n_lines_gives_a_report_that_accounts_for_all_n(lines):
     assert sum(report.by_severity.values()) == sum(report.by_code.values())
 
 
+def _run(lines: list[bytes], *arguments: str) -> tuple[int, str, str, list[bytes]]:
+    """A command run on a file of ``lines``: its status, what it printed, and the lines of its -o file."""
+    with tempfile.TemporaryDirectory() as directory:
+        path, written = Path(directory, "input.jsonl"), Path(directory, "out.jsonl")
+        path.write_bytes(b"\n".join(lines) + b"\n")
+        out, err = io.TextIOWrapper(io.BytesIO()), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = main(
+                [argument.replace("{out}", str(written)) for argument in (arguments[0], str(path), *arguments[1:])]
+            )
+        out.seek(0)
+        return status, out.read(), err.getvalue(), written.read_bytes().splitlines() if written.exists() else []
+
+
 @given(st.lists(hostile_lines(), min_size=1, max_size=4))
 def test_the_validate_command_reports_on_any_file_without_a_traceback(lines):
-    with tempfile.TemporaryDirectory() as directory:
-        path = Path(directory, "hostile.jsonl")
-        path.write_bytes(b"\n".join(lines) + b"\n")
-        out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            status = main(["validate", str(path), "--format", "json", "--quiet"])
+    status, printed, complaints, _ = _run(lines, "validate", "--format", "json", "--quiet")
     assert status in (0, 1)
-    assert json.loads(out.getvalue())["lines"] == len(lines)
-    assert "Traceback" not in err.getvalue()
+    assert json.loads(printed)["lines"] == len(lines)
+    assert "Traceback" not in complaints
 
 
 # ------------------------------------------------------------------------------------------ capture and join
@@ -198,17 +208,11 @@ def test_a_rollout_id_comes_from_any_body_or_a_value_error(body):
 
 @given(st.lists(hostile_lines(), min_size=1, max_size=3))
 def test_the_project_command_reads_any_file_without_a_traceback(lines):
-    with tempfile.TemporaryDirectory() as directory:
-        path = Path(directory, "rollouts.jsonl")
-        path.write_bytes(b"\n".join(lines) + b"\n")
-        out, err = io.BytesIO(), io.StringIO()
-        with contextlib.redirect_stderr(err):
-            status = main(["project", str(path), "-o", str(Path(directory, "out.jsonl"))])
-        written = Path(directory, "out.jsonl").read_bytes().splitlines()
-    assert status in (0, 1)
-    assert "Traceback" not in err.getvalue()
-    assert len(written) + err.getvalue().count(": json_") + err.getvalue().count(": utf8_") <= len(lines) + 1
-    del out
+    status, _, complaints, written = _run(lines, "project", "-o", "{out}")
+    readable = [line for line in lines if line.strip() and not isinstance(read_record(line, "rollout"), Diagnostic)]
+    assert (status == 0) == (len(readable) == len([line for line in lines if line.strip()]))
+    assert "Traceback" not in complaints
+    assert len(written) == len(readable)
 
 
 # ------------------------------------------------------------------------------------------ pinned cases
