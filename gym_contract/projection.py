@@ -101,11 +101,14 @@ def observations_refusal(raw: Any) -> tuple[AgentObservationBundle | None, str |
 
 
 def build_trajectory(row: Mapping[str, Any], result: Mapping[str, Any]) -> TrajectoryRecord:
-    """The `ng_trajectory` of one rollout (2.3); raises when the evidence cannot form a valid record.
+    """The `ng_trajectory` of one rollout (2.3), checked against the contract's rules before it is returned.
 
-    The record is checked against the contract's semantic rules before it is returned: evidence that
-    would make it contradict itself is either resolved and named by a gap, or refused with a
-    `ContradictoryEvidenceError` naming the rule.
+    Evidence that would make the record contradict itself is resolved and named by a gap where the
+    gap registry says how; otherwise the projection is refused. Raises `ContradictoryEvidenceError`
+    naming the rule the evidence breaks (two captured calls sharing a `model_call_id`), KeyError or
+    ValueError when the row has no usable identity, and pydantic's ValidationError when a captured
+    call cannot be a trajectory model call. `project` and `attach_trajectory` never raise: they record
+    any of these as a `trajectory_projection_failed` gap.
     """
     task_id, rollout_id = trajectory_identity(row)
     gaps = Gaps()
