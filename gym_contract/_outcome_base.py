@@ -171,20 +171,24 @@ def short(value: Any) -> Any:
     return value
 
 
-_STATUS_RANGE = range(-(2**63), 2**64)
+_WITHIN_64_BITS = range(-(2**63), 2**64)
 
 
 def status_code(value: Any) -> int | None:
     """An HTTP status as a harness writes one: an integer within 64 bits (a longer one is no status)."""
     found = integer(value)
-    return found if found is not None and found in _STATUS_RANGE else None
+    return found if found is not None and found in _WITHIN_64_BITS else None
 
 
-def check_version(version: Any) -> str | None:
-    """The caller's harness version: a string or None; raises TypeError for anything else."""
+def check_process_facts(exit_code: Any, version: Any) -> None:
+    """Refuse what no host reports: an exit code that is not an integer within 64 bits (TypeError for
+    one that is no integer, ValueError for one beyond), a version that is not a string (TypeError)."""
+    if exit_code is not None and integer(exit_code) is None:
+        raise TypeError(f"exit_code is an integer or None, not {type(exit_code).__name__}")
+    if exit_code is not None and exit_code not in _WITHIN_64_BITS:
+        raise ValueError("exit_code is beyond 64 bits: no process exits so")
     if version is not None and not isinstance(version, str):
         raise TypeError(f"version is a string or None, not {type(version).__name__}")
-    return version
 
 
 class Evidence:

@@ -21,7 +21,7 @@ from gym_contract._outcome_base import (
     UNKNOWN_ERROR,
     ClaudeCodeError,
     Evidence,
-    check_version,
+    check_process_facts,
     kind_for_status,
     overflow_phrase,
     status_code,
@@ -61,10 +61,11 @@ def classify_claude_code(
 
     ``stream_events`` is the stream-json output, as parsed objects or raw lines. ``exit_code`` and
     ``timed_out`` are what the host saw of the process. ``version`` is the CLI version (default: the
-    `system/init` event's `claude_code_version`). Any event of any shape is read; raises TypeError only
-    for a ``version`` that is not a string.
+    `system/init` event's `claude_code_version`). Any event of any shape is read; raises TypeError or
+    ValueError only for process facts no host reports: an ``exit_code`` that is not an integer within
+    64 bits, a ``version`` that is not a string.
     """
-    version = check_version(version)
+    check_process_facts(exit_code, version)
     evidence = Evidence("claude_code", CLAUDE_CODE_CLASSIFIER)
     stream = evidence.lines(stream_events, "stream")
     result: tuple[int, dict[str, Any]] | None = None

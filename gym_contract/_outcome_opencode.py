@@ -19,7 +19,7 @@ from gym_contract._outcome_base import (
     Evidence,
     OpenCodeError,
     body_error_code,
-    check_version,
+    check_process_facts,
     kind_for_status,
     overflow_phrase,
     status_code,
@@ -57,9 +57,10 @@ def classify_opencode(
     objects or raw lines. ``exit_code``, ``timed_out`` and ``cleanup_error`` are what the host saw of the
     process. ``version`` is the OpenCode version (default: the export's `info.version`); a version other
     than the tested 1.17.11 gives a warning, not a refusal. An export and events of any shape are
-    read; raises TypeError only for a ``version`` that is not a string.
+    read; raises TypeError or ValueError only for process facts no host reports: an ``exit_code``
+    that is not an integer within 64 bits, a ``version`` that is not a string.
     """
-    version = check_version(version)
+    check_process_facts(exit_code, version)
     evidence = Evidence("opencode", OPENCODE_CLASSIFIER)
     stream = evidence.lines(events, "events")
     info = export.get("info") if isinstance(export, dict) else None

@@ -234,3 +234,18 @@ def test_the_shipped_export_still_reads_through_the_command():
         "outcome", "opencode", str(REPO / "examples/reference/opencode-1.17.11-export.json")
     )
     assert (status, read_back(out)["harness_version"]) == (0, "1.17.11")
+
+
+@pytest.mark.parametrize(
+    ("facts", "error"),
+    [
+        pytest.param({"exit_code": 10**5000}, ValueError, id="exit-code-beyond-64-bits"),
+        pytest.param({"exit_code": "1"}, TypeError, id="exit-code-text"),
+        pytest.param({"version": 2}, TypeError, id="version-number"),
+    ],
+)
+def test_process_facts_no_host_reports_are_bad_arguments(facts: dict[str, Any], error: type[Exception]):
+    with pytest.raises(error):
+        classify_claude_code([], **facts)
+    with pytest.raises(error):
+        classify_opencode(None, [], **facts)

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
+from gym_contract._outcome_base import check_process_facts
 from gym_contract._outcome_claude_code import classify_claude_code
 from gym_contract._values import finite, preview, text
 from gym_contract.models import AgentObservationBundle, AgentOutcome
@@ -70,9 +71,11 @@ def read_run(
     model-call references are made. ``exit_code``, ``timed_out`` and ``measured_duration_s`` are what
     the host saw of the process; ``sandboxed=False`` says the agent ran on the host without a sandbox
     (gap `no_sandbox_runtime`), which no transcript can tell. Unreadable or malformed input becomes
-    gaps, never an exception; raises ValueError only for a ``measured_duration_s`` that is not a
-    number of seconds of at least 0 whose milliseconds a double holds.
+    gaps, never an exception. Raises ValueError only for a ``measured_duration_s`` that is not a
+    number of seconds of at least 0 whose milliseconds a double holds, and TypeError or ValueError
+    for an ``exit_code`` that is not an integer within 64 bits.
     """
+    check_process_facts(exit_code, None)
     if measured_duration_s is not None and not _is_duration(measured_duration_s):
         shown = preview(measured_duration_s)
         raise ValueError(f"measured_duration_s must be a number of seconds of at least 0, not {shown}")
