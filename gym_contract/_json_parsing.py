@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 import orjson
 
+from gym_contract._json_pointer import pointer
 from gym_contract._json_writing import fragment
 from gym_contract._limits import MAX_DEPTH, depth_beyond
 from gym_contract._values import NumberText, json_type
@@ -96,10 +97,6 @@ def _parse_with_pairs_hook(data: bytes, hook: Callable[[list[tuple[str, Any]]], 
     )
 
 
-def _pointer(segments: tuple[str | int, ...]) -> str:
-    return "".join("/" + str(segment).replace("~", "~0").replace("/", "~1") for segment in segments)
-
-
 def find_duplicates(data: bytes) -> list[tuple[tuple[str | int, ...], str]]:
     """Every object of `data` (already valid JSON) that repeats a key: its path and the first repeated key."""
     repeats = 0
@@ -128,9 +125,9 @@ def find_duplicates(data: bytes) -> list[tuple[tuple[str | int, ...], str]]:
 
 
 def duplicate_key(path: tuple[str | int, ...], key: str) -> Diagnostic:
-    where = f"the object at {_pointer(path)}" if path else "the top-level object"
+    where = f"the object at {pointer(*path)}" if path else "the top-level object"
     message = f"key {key!r} appears more than once in {where}; parsers keep only one of the values"
-    return Diagnostic.of("json_duplicate_key", message, _pointer(path))
+    return Diagnostic.of("json_duplicate_key", message, pointer(*path))
 
 
 Duplicates = list[tuple[tuple[str | int, ...], str]]
@@ -208,7 +205,7 @@ def nesting_problem(value: Any, limit: int) -> Diagnostic | None:
     if where is None:
         return None
     message = f"nesting is deeper than the {limit} levels a record of this kind may have, to fit in a rollout record"
-    return Diagnostic.of("json_invalid", message, _pointer(where))
+    return Diagnostic.of("json_invalid", message, pointer(*where))
 
 
 def parse_record(data: bytes, max_depth: int = MAX_DEPTH) -> dict[str, Any] | Diagnostic:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from gym_contract._json_pointer import pointer
 from gym_contract._outcome_base import MODEL_CONTEXT_LIMIT, TRANSIENT_KINDS
 from gym_contract._rules import (
     Context,
@@ -13,7 +14,6 @@ from gym_contract._rules import (
     interval_rules,
     invocation_rules,
     plausible,
-    pointer,
     reference_rule,
     repeated,
     rollout_id_rule,

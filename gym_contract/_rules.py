@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from gym_contract import schemas
+from gym_contract._json_pointer import pointer
 from gym_contract._values import count, indexed_objects, number, preview, text
 from gym_contract.diagnostics import Diagnostic
 
@@ -29,11 +30,6 @@ class Context:
         self.now = now
         self.latest_plausible = now + FUTURE_TOLERANCE_S
         self.container = container  # "bundle" or "trajectory": some rules are stricter in a trajectory
-
-
-def pointer(*parts: object) -> str:
-    """A JSON Pointer from path parts."""
-    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in parts)
 
 
 def repeated(seen: dict[Any, Any], key: Any, where: Any) -> Any | None:

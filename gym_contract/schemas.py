@@ -13,6 +13,8 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
+from gym_contract._json_pointer import resolve
+
 __all__ = [
     "CONTRACT_VERSION",
     "SCHEMA_VERSION",
@@ -87,17 +89,10 @@ def _locate(name: str) -> tuple[str, str]:
     raise UnknownSchemaError(name)
 
 
-def _resolve_pointer(document: dict[str, Any], pointer: str) -> dict[str, Any]:
-    node: Any = document
-    for token in filter(None, pointer.split("/")):
-        node = node[token.replace("~1", "/").replace("~0", "~")]
-    return node
-
-
 def get(name: str) -> dict[str, Any]:
     """A copy of the named schema (a fragment keeps its `$ref`s relative to its file)."""
     stem, pointer = _locate(name)
-    return copy.deepcopy(_resolve_pointer(_documents()[stem], pointer))
+    return copy.deepcopy(resolve(_documents()[stem], pointer))
 
 
 def schema_id(name: str) -> str:

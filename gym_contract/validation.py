@@ -17,9 +17,10 @@ from gym_contract._json_parsing import (
     parse_with_duplicates,
     with_room_for_nesting,
 )
+from gym_contract._json_pointer import pointer
 from gym_contract._limits import max_depth, value_problem
 from gym_contract._record_rules import bundle_rules, capture_rules, exchange_rules, outcome_rules, trajectory_rules
-from gym_contract._rules import Context, pointer, rollout_id_rule
+from gym_contract._rules import Context, rollout_id_rule
 from gym_contract._values import PREVIEW_CHARS, NumberText, json_type, preview
 from gym_contract._vocabulary import ROLLOUT_ATTACHMENTS, SCHEMA_OF_KIND
 from gym_contract.diagnostics import ContractError, Diagnostic
