@@ -7,28 +7,12 @@ from typing import Any, cast
 
 from gym_contract import _io, _sources
 from gym_contract._cli_common import EXIT_OK, print_json, say, usage_error
+from gym_contract._render import text_table
 from gym_contract.coverage import CRITERIA, CoverageMatrix, GroupBy, rollout_coverage
 from gym_contract.diagnostics import Diagnostic
 
 _HEADINGS = {"source": "producer", "agent": "agent"}
-ALL_ROLLOUTS = "all rollouts"
 LEGEND = "V complete, O partial, X unavailable; a mixed cell gives each verdict's share of the rollouts"
-
-
-def text_table(matrix: CoverageMatrix, producer_heading: str) -> list[str]:
-    """One row per producer and one over all rollouts, columns aligned, without trailing spaces."""
-    rows = [[producer_heading, "rollouts", *CRITERIA]]
-    for producer in matrix.producers():
-        rows.append([producer, f"{matrix.rollouts[producer]:,}", *(matrix.cell(c, producer) for c in CRITERIA)])
-    if len(matrix.producers()) > 1:
-        rows.append([ALL_ROLLOUTS, f"{matrix.total:,}", *(matrix.cell(c) for c in CRITERIA)])
-    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
-    lines = []
-    for row in rows:
-        cells = [row[0].ljust(widths[0]), row[1].rjust(widths[1])]
-        cells += [cell.ljust(width) for cell, width in zip(row[2:], widths[2:], strict=True)]
-        lines.append("  ".join(cells).rstrip())
-    return lines
 
 
 def markdown_table(matrix: CoverageMatrix) -> list[str]:

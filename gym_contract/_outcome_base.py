@@ -9,6 +9,15 @@ from typing import Any, Final, Literal, cast
 from gym_contract._json_parsing import loads
 from gym_contract._json_writing import python_text
 from gym_contract._values import integer, obj, text
+from gym_contract._vocabulary import (
+    INCOMPLETE_KINDS,
+    MODEL_AUTH_ERROR,
+    MODEL_RATE_LIMITED,
+    MODEL_REQUEST_ERROR,
+    MODEL_SERVER_ERROR,
+    TRANSIENT_KINDS,
+    UNKNOWN_ERROR,
+)
 from gym_contract.models import AgentOutcome, Classifier, Signal
 
 
@@ -61,44 +70,6 @@ class ClaudeCodeError:
         MAX_OUTPUT_TOKENS,
     )
 
-
-# Failure kinds, in the order of the schema's enum.
-MODEL_CONTEXT_LIMIT: Final = "model_context_limit"
-MODEL_OUTPUT_LIMIT: Final = "model_output_limit"
-MODEL_REQUEST_ERROR: Final = "model_request_error"
-MODEL_RATE_LIMITED: Final = "model_rate_limited"
-MODEL_SERVER_ERROR: Final = "model_server_error"
-MODEL_TRANSPORT_ERROR: Final = "model_transport_error"
-MODEL_AUTH_ERROR: Final = "model_auth_error"
-CONTENT_FILTER: Final = "content_filter"
-AGENT_MAX_TURNS: Final = "agent_max_turns"
-AGENT_ABORTED: Final = "agent_aborted"
-AGENT_TIMEOUT: Final = "agent_timeout"
-AGENT_CRASH: Final = "agent_crash"
-CLEANUP_FAILURE: Final = "cleanup_failure"
-UNKNOWN_ERROR: Final = "unknown_error"
-FAILURE_KINDS: Final = (
-    MODEL_CONTEXT_LIMIT,
-    MODEL_OUTPUT_LIMIT,
-    MODEL_REQUEST_ERROR,
-    MODEL_RATE_LIMITED,
-    MODEL_SERVER_ERROR,
-    MODEL_TRANSPORT_ERROR,
-    MODEL_AUTH_ERROR,
-    CONTENT_FILTER,
-    AGENT_MAX_TURNS,
-    AGENT_ABORTED,
-    AGENT_TIMEOUT,
-    AGENT_CRASH,
-    CLEANUP_FAILURE,
-    UNKNOWN_ERROR,
-)
-TRANSIENT_KINDS: Final = frozenset(
-    {MODEL_RATE_LIMITED, MODEL_SERVER_ERROR, MODEL_TRANSPORT_ERROR, AGENT_TIMEOUT, AGENT_CRASH}
-)
-"""Kinds that say nothing about the policy and may end differently on a retry."""
-INCOMPLETE_KINDS: Final = frozenset({MODEL_CONTEXT_LIMIT, MODEL_OUTPUT_LIMIT, AGENT_MAX_TURNS})
-"""Kinds where the policy ran out of room: the run is incomplete and its partial work is kept."""
 
 MAX_ERROR_MESSAGE: Final = 16_000
 _SIGNAL_VALUE_CHARS = 200

@@ -7,6 +7,15 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from gym_contract._outcome_base import (
+    ClaudeCodeError,
+    Evidence,
+    check_process_facts,
+    kind_for_status,
+    overflow_phrase,
+    status_code,
+)
+from gym_contract._values import nonempty, text
+from gym_contract._vocabulary import (
     AGENT_ABORTED,
     AGENT_CRASH,
     AGENT_MAX_TURNS,
@@ -19,14 +28,7 @@ from gym_contract._outcome_base import (
     MODEL_SERVER_ERROR,
     MODEL_TRANSPORT_ERROR,
     UNKNOWN_ERROR,
-    ClaudeCodeError,
-    Evidence,
-    check_process_facts,
-    kind_for_status,
-    overflow_phrase,
-    status_code,
 )
-from gym_contract._values import nonempty, text
 from gym_contract.models import AgentOutcome, Classifier
 
 CLAUDE_CODE_TESTED_VERSION: Final[str | None] = None

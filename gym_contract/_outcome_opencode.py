@@ -6,6 +6,16 @@ from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 from gym_contract._outcome_base import (
+    Evidence,
+    OpenCodeError,
+    body_error_code,
+    check_process_facts,
+    kind_for_status,
+    overflow_phrase,
+    status_code,
+)
+from gym_contract._values import nonempty, objects, text
+from gym_contract._vocabulary import (
     AGENT_ABORTED,
     AGENT_CRASH,
     AGENT_TIMEOUT,
@@ -16,15 +26,7 @@ from gym_contract._outcome_base import (
     MODEL_OUTPUT_LIMIT,
     MODEL_TRANSPORT_ERROR,
     UNKNOWN_ERROR,
-    Evidence,
-    OpenCodeError,
-    body_error_code,
-    check_process_facts,
-    kind_for_status,
-    overflow_phrase,
-    status_code,
 )
-from gym_contract._values import nonempty, objects, text
 from gym_contract.models import AgentOutcome, Classifier
 
 OPENCODE_TESTED_VERSION: Final = "1.17.11"

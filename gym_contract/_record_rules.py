@@ -6,7 +6,6 @@ from collections.abc import Iterator
 from typing import Any
 
 from gym_contract._json_pointer import pointer
-from gym_contract._outcome_base import MODEL_CONTEXT_LIMIT, TRANSIENT_KINDS
 from gym_contract._rules import (
     Context,
     Path,
@@ -22,7 +21,7 @@ from gym_contract._rules import (
     tool_rules,
 )
 from gym_contract._values import count, indexed_objects, integer, nonempty, number, obj, preview, text
-from gym_contract._vocabulary import CAPTURED_TOKEN_FIELDS
+from gym_contract._vocabulary import CAPTURED_TOKEN_FIELDS, MODEL_CONTEXT_LIMIT, TRANSIENT_KINDS
 from gym_contract.diagnostics import Diagnostic
 
 

@@ -9,11 +9,12 @@ from contextlib import contextmanager
 from itertools import groupby
 from typing import TextIO
 
-from gym_contract._cli_coverage import text_table
+from gym_contract.coverage import CRITERIA, CoverageMatrix
 from gym_contract.diagnostics import Diagnostic, Severity, docs_url
 from gym_contract.report import Report
 
 _SEVERITY_MARK = {"error": "✗", "warning": "!", "info": "·"}
+ALL_ROLLOUTS = "all rollouts"
 
 
 def render_json(report: Report, fail_on: Severity, out: TextIO) -> None:
@@ -59,6 +60,22 @@ def render_text(report: Report, fail_on: Severity, out: TextIO, *, quiet: bool =
         if summary["decoded_bytes"] != summary["bytes"]:
             read += f" read, {summary['decoded_bytes'] / 1e6:,.1f} MB of JSON,"
         write(f"  {read} in {summary['seconds']:.2f} s ({summary['mb_per_s']:,.1f} MB/s of JSON)\n")
+
+
+def text_table(matrix: CoverageMatrix, producer_heading: str) -> list[str]:
+    """One row per producer and one over all rollouts, columns aligned, without trailing spaces."""
+    rows = [[producer_heading, "rollouts", *CRITERIA]]
+    for producer in matrix.producers():
+        rows.append([producer, f"{matrix.rollouts[producer]:,}", *(matrix.cell(c, producer) for c in CRITERIA)])
+    if len(matrix.producers()) > 1:
+        rows.append([ALL_ROLLOUTS, f"{matrix.total:,}", *(matrix.cell(c) for c in CRITERIA)])
+    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        cells = [row[0].ljust(widths[0]), row[1].rjust(widths[1])]
+        cells += [cell.ljust(width) for cell, width in zip(row[2:], widths[2:], strict=True)]
+        lines.append("  ".join(cells).rstrip())
+    return lines
 
 
 def _diagnostics_by_record(diagnostics: list[Diagnostic], out: TextIO) -> None:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from gym_contract._coverage_rules import CRITERIA, FULL, RULES, Verdict, evidence_of, gapped_criteria, quickly_complete
 from gym_contract._values import nonempty, obj
-from gym_contract.validation import detect_kind
+from gym_contract._vocabulary import detect_kind
 
 __all__ = [
     "CRITERIA",

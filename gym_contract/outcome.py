@@ -8,7 +8,11 @@ from typing import Any, Final, Literal
 
 from pydantic import ValidationError
 
-from gym_contract._outcome_base import (
+from gym_contract._outcome_base import MAX_ERROR_MESSAGE, ClaudeCodeError, OpenCodeError
+from gym_contract._outcome_claude_code import CLAUDE_CODE_TESTED_VERSION, classify_claude_code
+from gym_contract._outcome_opencode import OPENCODE_TESTED_VERSION, classify_opencode
+from gym_contract._values import preview
+from gym_contract._vocabulary import (
     AGENT_ABORTED,
     AGENT_CRASH,
     AGENT_MAX_TURNS,
@@ -17,7 +21,6 @@ from gym_contract._outcome_base import (
     CONTENT_FILTER,
     FAILURE_KINDS,
     INCOMPLETE_KINDS,
-    MAX_ERROR_MESSAGE,
     MODEL_AUTH_ERROR,
     MODEL_CONTEXT_LIMIT,
     MODEL_OUTPUT_LIMIT,
@@ -27,12 +30,7 @@ from gym_contract._outcome_base import (
     MODEL_TRANSPORT_ERROR,
     TRANSIENT_KINDS,
     UNKNOWN_ERROR,
-    ClaudeCodeError,
-    OpenCodeError,
 )
-from gym_contract._outcome_claude_code import CLAUDE_CODE_TESTED_VERSION, classify_claude_code
-from gym_contract._outcome_opencode import OPENCODE_TESTED_VERSION, classify_opencode
-from gym_contract._values import preview
 from gym_contract.diagnostics import ContractError, Diagnostic
 from gym_contract.models import AgentOutcome
 from gym_contract.validation import iter_diagnostics

@@ -22,7 +22,7 @@ from gym_contract._limits import max_depth, value_problem
 from gym_contract._record_rules import bundle_rules, capture_rules, exchange_rules, outcome_rules, trajectory_rules
 from gym_contract._rules import Context, rollout_id_rule
 from gym_contract._values import PREVIEW_CHARS, NumberText, json_type, preview
-from gym_contract._vocabulary import ROLLOUT_ATTACHMENTS, SCHEMA_OF_KIND
+from gym_contract._vocabulary import ROLLOUT_ATTACHMENTS, SCHEMA_OF_KIND, detect_kind
 from gym_contract.diagnostics import ContractError, Diagnostic
 
 __all__ = ["KINDS", "ROLLOUT_ATTACHMENTS", "detect_kind", "is_valid", "iter_diagnostics", "validate"]
@@ -36,32 +36,6 @@ _KIND_SPECS: dict[str, tuple[Callable[[dict[str, Any], Context], Iterator[Diagno
     "agent_outcome": (outcome_rules, "outcome"),
 }
 KINDS: tuple[str, ...] = (*_KIND_SPECS, "rollout")
-_ROLLOUT_MARKERS = (
-    *ROLLOUT_ATTACHMENTS,
-    "_ng_rollout_id",
-    "_ng_task_index",
-    "_ng_rollout_index",
-    "responses_create_params",
-)
-
-
-def detect_kind(obj: Any) -> str | None:
-    """The kind of a record told from its shape, or None when nothing fits."""
-    if not isinstance(obj, dict):
-        return None
-    if any(key in obj for key in _ROLLOUT_MARKERS):
-        return "rollout"
-    if "source" in obj and ("records" in obj or "gaps" in obj):
-        return "bundle"
-    if "task_id" in obj and "rollout_id" in obj:
-        return "trajectory"
-    if "rollout_id" in obj and "calls" in obj:
-        return "model_call_capture"
-    if "harness" in obj and "response_status" in obj:
-        return "agent_outcome"
-    if "model_call_id" in obj and any(key in obj for key in ("dialect", "latency_ms", "request", "response")):
-        return "capture_exchange"
-    return None
 
 
 def iter_diagnostics(obj: Any, kind: str | None = None, *, now: float | None = None) -> Iterator[Diagnostic]:
