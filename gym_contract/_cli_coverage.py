@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import Any, cast
 
-from gym_contract import _io, _sources
 from gym_contract._cli_common import EXIT_OK, print_json, say, usage_error
 from gym_contract._render import text_table
 from gym_contract.coverage import CRITERIA, CoverageMatrix, GroupBy, rollout_coverage
 from gym_contract.diagnostics import Diagnostic
+from gym_contract.reading import _records, _sources
 
 _HEADINGS = {"source": "producer", "agent": "agent"}
 LEGEND = "V complete, O partial, X unavailable; a mixed cell gives each verdict's share of the rollouts"
@@ -46,7 +46,7 @@ def _coverage(args: argparse.Namespace) -> int:
     for path in args.paths:
         try:
             # Whole records, never skeletons: the agent name lies outside the contract and only they keep it.
-            for _line, entry in _io.iter_records(path):
+            for _line, entry in _records.iter_records(path):
                 if isinstance(entry, Diagnostic):
                     damaged += 1
                     where = ":".join(str(part) for part in (path, entry.line) if part is not None)

@@ -7,7 +7,6 @@ import sys
 from collections import Counter
 from typing import Any
 
-from gym_contract import _io, _sources
 from gym_contract._cli_common import EXIT_FAILED, EXIT_OK, say, usage_error
 from gym_contract._json_writing import dumps
 from gym_contract._render import progress_bar
@@ -19,13 +18,14 @@ from gym_contract.diagnostics import Diagnostic
 from gym_contract.join import join
 from gym_contract.models import AgentObservationBundle
 from gym_contract.projection import observations_refusal
+from gym_contract.reading import _records, _sources
 from gym_contract.validation import read_record
 
 
 def _read_bundle(path: str) -> AgentObservationBundle | str:
     """The one bundle a JSON document holds, or why it cannot be joined (in one line)."""
     with _sources.open_source(path) as source:
-        records = list(_io.records_of(source, json_document=True))
+        records = list(_records.records_of(source, json_document=True))
     if len(records) != 1:
         return f"{path}: expected one ng_agent_observations bundle, found {len(records)} records"
     line, record = records[0]
@@ -64,7 +64,7 @@ def _project(args: argparse.Namespace) -> int:
     gaps: Counter[str] = Counter()
     try:
         with source, progress_bar(args.output not in (None, "-")) as progress:
-            for raw in _io.iter_lines(source):
+            for raw in _records.iter_lines(source):
                 read: Any = raw if isinstance(raw, Diagnostic) else read_record(raw.data, "rollout")
                 if isinstance(read, Diagnostic):
                     damaged += 1

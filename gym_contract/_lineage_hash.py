@@ -8,10 +8,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gym_contract._json_parsing import with_room_for_nesting
 from gym_contract._json_writing import python_text
 from gym_contract._limits import MAX_DEPTH, depth_beyond
 from gym_contract._values import nonempty, obj, text
+from gym_contract.reading._json_parsing import with_room_for_nesting
 
 FINGERPRINT_VERSION = 4
 

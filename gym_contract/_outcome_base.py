@@ -6,7 +6,6 @@ import re
 from collections.abc import Iterable
 from typing import Any, Final, Literal, cast
 
-from gym_contract._json_parsing import loads
 from gym_contract._json_writing import python_text
 from gym_contract._values import integer, obj, text
 from gym_contract._vocabulary import (
@@ -19,6 +18,7 @@ from gym_contract._vocabulary import (
     UNKNOWN_ERROR,
 )
 from gym_contract.models import AgentOutcome, Classifier, Signal
+from gym_contract.reading._json_parsing import loads
 
 
 class OpenCodeError:

@@ -13,15 +13,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from gym_contract._io import DEFAULT_MAX_LINE_BYTES, iter_lines
-from gym_contract._json_parsing import loads, nesting_problem, parse_record
 from gym_contract._json_writing import python_text
 from gym_contract._limits import max_depth
-from gym_contract._sources import InputUnreadable, open_source
 from gym_contract._values import NumberText, finite, first_text, json_type, obj, objects, preview, text
 from gym_contract._vocabulary import CAPTURED_TOKEN_FIELDS, token_count
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.models import CaptureMetrics, ModelCallRecord, ObservationGap
+from gym_contract.reading._json_parsing import loads, nesting_problem, parse_record
+from gym_contract.reading._records import DEFAULT_MAX_LINE_BYTES, iter_lines
+from gym_contract.reading._sources import InputUnreadable, open_source
 
 __all__ = [
     "CAPTURE_SUFFIX",

@@ -12,8 +12,9 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
-from gym_contract import _fastpath, _io, _sources
+from gym_contract import _fastpath
 from gym_contract.diagnostics import Diagnostic
+from gym_contract.reading import _records, _sources
 from gym_contract.report import Report
 from gym_contract.validation import KINDS, check_line, detect_kind, iter_diagnostics
 
@@ -125,7 +126,7 @@ def _size(path: str) -> int | None:
 
 def _check_source(path: str, options: _Options, progress: Progress | None, done: int, total: int | None) -> Report:
     with _sources.open_source(path) as source:
-        report = _check_open_source(source, _io.is_json_document(path), options, progress, done, total)
+        report = _check_open_source(source, _records.is_json_document(path), options, progress, done, total)
     if progress:
         progress(done + report.bytes, total)
     return report
@@ -141,19 +142,19 @@ def _check_open_source(
 ) -> Report:
     report = Report(max_diagnostics=options.max_diagnostics)
     report.inputs.append(source.name)
-    stats = _io.ReadStats()
+    stats = _records.ReadStats()
     if json_document:
 
         def inside_payload(record: dict[str, Any], path: tuple[str | int, ...]) -> bool:
             # As on every path of `check_line`, the inside of an opaque payload is not looked at.
             return _fastpath.opaque_at(options.kind or detect_kind(record), path)
 
-        entries = _io.read_json_document(source, options.max_line_bytes, stats=stats, ignore=inside_payload)
+        entries = _records.read_json_document(source, options.max_line_bytes, stats=stats, ignore=inside_payload)
         for index, (line, entry) in enumerate(entries):
             _check_entry(report, entry, line, index, source.name, options)
     else:
         hint: str | None = None
-        for index, item in enumerate(_io.iter_lines(source, options.max_line_bytes, stats=stats)):
+        for index, item in enumerate(_records.iter_lines(source, options.max_line_bytes, stats=stats)):
             hint = _check_item(report, index, item, source.name, options, hint)
             if progress and index % 64 == 0:
                 progress(done + source.consumed(), total)
@@ -165,7 +166,7 @@ def _check_open_source(
 
 
 def _check_item(
-    report: Report, index: int, item: _io.RawLine | Diagnostic, name: str, options: _Options, hint: str | None
+    report: Report, index: int, item: _records.RawLine | Diagnostic, name: str, options: _Options, hint: str | None
 ) -> str | None:
     """Check the ``index``-th item of a JSONL input into ``report``; return the kind to try first next."""
     if isinstance(item, Diagnostic):
@@ -195,7 +196,7 @@ def _check_entry(report: Report, entry: Any, line: int | None, index: int, name:
 def _shares(path: str, size: int | None, jobs: int) -> list[tuple[int, int | None]]:
     """Byte ranges of a large plain JSONL file, starting and ending on line boundaries, one per job;
     ``[(0, None)]`` for an input that is read whole (stdin, compressed, a JSON document, small)."""
-    if jobs <= 1 or size is None or size < _PARALLEL_MIN_BYTES or _io.is_json_document(path):
+    if jobs <= 1 or size is None or size < _PARALLEL_MIN_BYTES or _records.is_json_document(path):
         return [(0, None)]
     if _compressed(path) is not False:
         return [(0, None)]  # compressed, or unreadable: reported, in its turn, by whoever reads it
@@ -220,7 +221,7 @@ def _compressed(path: str) -> bool | None:
 
 def _streamable(path: str) -> bool:
     """Whether an input is JSONL that only a front-to-back read can cut: stdin, or compressed."""
-    return not _io.is_json_document(path) and (path == "-" or _compressed(path) is True)
+    return not _records.is_json_document(path) and (path == "-" or _compressed(path) is True)
 
 
 def _check_streamed(path: str, options: _Options, jobs: int, progress: Progress | None, total: int | None) -> Report:
@@ -229,12 +230,12 @@ def _check_streamed(path: str, options: _Options, jobs: int, progress: Progress 
     At most two batches per worker are in flight, so memory stays bounded however long the input.
     """
     report = Report(max_diagnostics=options.max_diagnostics)
-    stats = _io.ReadStats()
+    stats = _records.ReadStats()
     with _sources.open_source(path) as source, ProcessPoolExecutor(max_workers=jobs) as pool:
         report.inputs.append(source.name)
         in_flight: deque[Future[Report]] = deque()
         try:
-            for batch in _batches(_io.iter_lines(source, options.max_line_bytes, stats=stats)):
+            for batch in _batches(_records.iter_lines(source, options.max_line_bytes, stats=stats)):
                 in_flight.append(pool.submit(_check_batch, (source.name, batch, options)))
                 while len(in_flight) > 2 * jobs:
                     report.merge(in_flight.popleft().result())
@@ -254,16 +255,16 @@ def _check_streamed(path: str, options: _Options, jobs: int, progress: Progress 
     return report
 
 
-Batch = list[tuple[int, _io.RawLine | Diagnostic]]
+Batch = list[tuple[int, _records.RawLine | Diagnostic]]
 
 
-def _batches(items: Iterator[_io.RawLine | Diagnostic]) -> Iterator[Batch]:
+def _batches(items: Iterator[_records.RawLine | Diagnostic]) -> Iterator[Batch]:
     """The items of a JSONL input with their indexes, in runs of about `_BATCH_BYTES`."""
     batch: Batch = []
     size = 0
     for index, item in enumerate(items):
         batch.append((index, item))
-        size += len(item.data) if isinstance(item, _io.RawLine) else 0
+        size += len(item.data) if isinstance(item, _records.RawLine) else 0
         if size >= _BATCH_BYTES:
             yield batch
             batch, size = [], 0

@@ -10,10 +10,10 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gym_contract._io import iter_records
-from gym_contract._json_parsing import loads
 from gym_contract.coverage import CRITERIA, VERDICTS, coverage_matrix, rollout_coverage
 from gym_contract.diagnostics import Diagnostic
+from gym_contract.reading._json_parsing import loads
+from gym_contract.reading._records import iter_records
 from tests.strategies import file_lines, hostile_records, jsonl
 from tests.support import REPO, run_in_process
 

@@ -15,10 +15,10 @@ import orjson
 import pytest
 import zstandard
 
-from gym_contract._io import RawLine, ReadStats, iter_lines, iter_records, read_json_document
-from gym_contract._json_parsing import parse_record
-from gym_contract._sources import InputUnreadable, Source, open_source
 from gym_contract.diagnostics import Diagnostic
+from gym_contract.reading._json_parsing import parse_record
+from gym_contract.reading._records import RawLine, ReadStats, iter_lines, iter_records, read_json_document
+from gym_contract.reading._sources import InputUnreadable, Source, open_source
 
 LINES = [{"kind": "trajectory", "i": i, "text": "é" * (i % 3)} for i in range(50)]
 JSONL = b"".join(orjson.dumps(line) + b"\n" for line in LINES)

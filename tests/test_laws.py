@@ -44,10 +44,10 @@ from gym_contract import (
     stamp,
     validate,
 )
-from gym_contract._json_parsing import loads
 from gym_contract._json_writing import dumps
 from gym_contract.models import AgentObservationBundle
 from gym_contract.projection import ContradictoryEvidenceError, build_trajectory
+from gym_contract.reading._json_parsing import loads
 from gym_contract.validation import check_line
 from tests.rollout_strategies import rollouts
 from tests.strategies import hostile_records

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from gym_contract import check_files, read_capture
-from gym_contract._json_parsing import loads
 from gym_contract._json_writing import dumps
 from gym_contract._limits import MAX_DEPTH, max_depth
 from gym_contract.cli import main
+from gym_contract.reading._json_parsing import loads
 from gym_contract.validation import check_line
 
 NOW = 1_786_100_000.0

@@ -14,7 +14,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gym_contract import _lineage_hash
-from gym_contract._json_parsing import loads
 from gym_contract.cli import main
 from gym_contract.lineage import (
     AMBIGUOUS,
@@ -33,6 +32,7 @@ from gym_contract.lineage import (
     stamp,
 )
 from gym_contract.models import ModelCallRecord
+from gym_contract.reading._json_parsing import loads
 from tests.support import REPO
 
 VECTORS = sorted((REPO / "tests" / "lineage_vectors").glob("*.json"))

@@ -16,7 +16,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gym_contract._cli_lineage import as_json
-from gym_contract._json_parsing import loads
 from gym_contract._limits import MAX_DEPTH
 from gym_contract._values import NumberText
 from gym_contract.capture import derive_record, read_capture
@@ -31,6 +30,7 @@ from gym_contract.lineage import (
     conversation_digest,
     stamp,
 )
+from gym_contract.reading._json_parsing import loads
 from tests.strategies import file_lines, hostile_records, json_values, jsonl, nested
 from tests.support import run_in_process
 

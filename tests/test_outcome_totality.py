@@ -13,10 +13,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gym_contract import iter_diagnostics
-from gym_contract._json_parsing import loads
 from gym_contract._values import NumberText
 from gym_contract.diagnostics import ContractError
 from gym_contract.outcome import ACTIONS, Decision, Policy, classify_claude_code, classify_opencode, decide
+from gym_contract.reading._json_parsing import loads
 from tests.strategies import (
     as_line,
     damaged_lines,

@@ -11,9 +11,9 @@ from typing import Any, Final
 
 import orjson
 
-from gym_contract._json_parsing import loads
 from gym_contract._values import finite, nonempty
 from gym_contract.models import ObservationGap
+from gym_contract.reading._json_parsing import loads
 
 MAX_LINE_BYTES: Final = 64 * 1024 * 1024
 """A transcript line longer than this is reported as malformed and skipped, never held in memory whole."""

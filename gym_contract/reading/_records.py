@@ -8,7 +8,9 @@ from typing import Any
 
 import orjson
 
-from gym_contract._json_parsing import (
+from gym_contract._values import json_type
+from gym_contract.diagnostics import Diagnostic
+from gym_contract.reading._json_parsing import (
     decode_failure,
     duplicate_key,
     find_duplicates,
@@ -16,9 +18,7 @@ from gym_contract._json_parsing import (
     parse_record,
     proven_free_of_duplicates,
 )
-from gym_contract._sources import DamagedStreamError, Source, open_source
-from gym_contract._values import json_type
-from gym_contract.diagnostics import Diagnostic
+from gym_contract.reading._sources import DamagedStreamError, Source, open_source
 
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 CHUNK_BYTES = 1024 * 1024

@@ -1,0 +1,1 @@
+"""Reading rollout inputs: files, stdin and compressed streams, strict JSON text, records of lines and documents."""
