@@ -11,7 +11,7 @@ from typing import TextIO
 
 from gym_contract.coverage import CRITERIA, CoverageMatrix
 from gym_contract.diagnostics import Diagnostic, Severity, docs_url
-from gym_contract.report import Report
+from gym_contract.validation._report import Report
 
 _SEVERITY_MARK = {"error": "✗", "warning": "!", "info": "·"}
 ALL_ROLLOUTS = "all rollouts"

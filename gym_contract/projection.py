@@ -16,7 +16,6 @@ from typing import Any
 from pydantic import ValidationError
 
 from gym_contract._projection_merge import Gaps, merge_calls, merge_invocations, merge_tools
-from gym_contract._rules import ROLLOUT_ID_PATTERN
 from gym_contract._values import objects
 from gym_contract._vocabulary import CAPTURE, OBSERVATIONS, TRAJECTORY
 from gym_contract.capture import PAYLOAD_KEYS
@@ -33,6 +32,7 @@ from gym_contract.models import (
 )
 from gym_contract.rollout_ids import rollout_id_from_run_body
 from gym_contract.validation import rule_errors
+from gym_contract.validation._rules import ROLLOUT_ID_PATTERN
 
 __all__ = ["ContradictoryEvidenceError", "attach_trajectory", "build_trajectory", "project", "trajectory_identity"]
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from gym_contract._rules import ROLLOUT_ID_PATTERN
+from gym_contract.validation._rules import ROLLOUT_ID_PATTERN
 
 __all__ = [
     "ATTEMPT_INDEX_KEY",

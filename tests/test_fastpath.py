@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
 from gym_contract import schemas
-from gym_contract._fastpath import skeleton
 from gym_contract.checking import check_files
 from gym_contract.models import AgentObservationBundle, ModelCallCapture, TrajectoryRecord
 from gym_contract.report import Report
 from gym_contract.validation import CheckedLine, check_line
+from gym_contract.validation._fastpath import skeleton
 from tests.support import inline, with_repeated_key
 from tests.test_agreement import mutated
 
@@ -168,7 +168,7 @@ def test_a_json_document_follows_the_same_rule(tmp_path):
 
 
 def test_a_raw_value_where_a_keyword_looks_sends_the_line_to_the_parsed_path():
-    from gym_contract._fastpath import structurally_valid
+    from gym_contract.validation._fastpath import structurally_valid
 
     record = skeleton(_canonical_example(), "trajectory")
     assert record is not None

@@ -294,7 +294,7 @@ def test_chained_requests_carry_only_new_items():
 
 
 def test_written_records_are_canonical_and_take_the_fast_path(tmp_path):
-    from gym_contract._fastpath import skeleton
+    from gym_contract.validation._fastpath import skeleton
 
     out = tmp_path / "corpus.jsonl"
     assert make_corpus.main([str(out), "--records", "3", "--seed", "4", "--record-kb", "30"]) == 0

@@ -10,9 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, PrivateAttr, field_serializer
 
-from gym_contract import _rules
 from gym_contract.capture import read_capture
 from gym_contract.rollout_ids import ROLLOUT_ID_PATTERN, is_valid_rollout_id, rollout_id_from_run_body
+from gym_contract.validation import _rules
 
 
 class RunBody(BaseModel):

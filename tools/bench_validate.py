@@ -17,10 +17,10 @@ from pathlib import Path
 import jsonschema_rs
 import orjson
 
-from gym_contract import _fastpath, schemas
+from gym_contract import schemas
 from gym_contract.checking import check_files
 from gym_contract.models import AgentObservationBundle, ModelCallCapture, TrajectoryRecord
-from gym_contract.validation import detect_kind
+from gym_contract.validation import _fastpath, detect_kind
 
 ROOT = Path(__file__).resolve().parents[1]
 ATTACHMENTS = {

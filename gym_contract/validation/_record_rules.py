@@ -6,7 +6,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from gym_contract._json_pointer import pointer
-from gym_contract._rules import (
+from gym_contract._values import count, indexed_objects, integer, nonempty, number, obj, preview, text
+from gym_contract._vocabulary import CAPTURED_TOKEN_FIELDS, MODEL_CONTEXT_LIMIT, TRANSIENT_KINDS
+from gym_contract.diagnostics import Diagnostic
+from gym_contract.validation._rules import (
     Context,
     Path,
     gap_rules,
@@ -20,9 +23,6 @@ from gym_contract._rules import (
     token_rules,
     tool_rules,
 )
-from gym_contract._values import count, indexed_objects, integer, nonempty, number, obj, preview, text
-from gym_contract._vocabulary import CAPTURED_TOKEN_FIELDS, MODEL_CONTEXT_LIMIT, TRANSIENT_KINDS
-from gym_contract.diagnostics import Diagnostic
 
 
 def bundle_rules(bundle: dict[str, Any], ctx: Context) -> Iterator[Diagnostic]:

@@ -9,11 +9,9 @@ from typing import Any
 
 from jsonschema.exceptions import ValidationError
 
-from gym_contract import _fastpath, schemas
+from gym_contract import schemas
 from gym_contract._json_pointer import pointer
 from gym_contract._limits import max_depth, value_problem
-from gym_contract._record_rules import bundle_rules, capture_rules, exchange_rules, outcome_rules, trajectory_rules
-from gym_contract._rules import Context, rollout_id_rule
 from gym_contract._values import PREVIEW_CHARS, NumberText, json_type, preview
 from gym_contract._vocabulary import ROLLOUT_ATTACHMENTS, SCHEMA_OF_KIND, detect_kind
 from gym_contract.diagnostics import ContractError, Diagnostic
@@ -24,6 +22,15 @@ from gym_contract.reading._json_parsing import (
     parse_with_duplicates,
     with_room_for_nesting,
 )
+from gym_contract.validation import _fastpath
+from gym_contract.validation._record_rules import (
+    bundle_rules,
+    capture_rules,
+    exchange_rules,
+    outcome_rules,
+    trajectory_rules,
+)
+from gym_contract.validation._rules import Context, rollout_id_rule
 
 __all__ = ["KINDS", "ROLLOUT_ATTACHMENTS", "detect_kind", "is_valid", "iter_diagnostics", "validate"]
 

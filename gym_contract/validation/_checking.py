@@ -1,0 +1,329 @@
+"""Check whole inputs — files, compressed files, stdin — record by record, into one `Report`."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass, replace
+from typing import Any
+
+from gym_contract.diagnostics import Diagnostic
+from gym_contract.reading import _records, _sources
+from gym_contract.validation import KINDS, _fastpath, check_line, detect_kind, iter_diagnostics
+from gym_contract.validation._report import Report
+
+__all__ = ["DEFAULT_MAX_LINE_BYTES", "InputUnreadable", "check_files"]
+
+DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+InputUnreadable = _sources.InputUnreadable
+Progress = Callable[[int, int | None], None]
+"""Called with (bytes consumed so far over all inputs, total bytes on disk or None when unknown)."""
+
+# Below this size a file is not worth the cost of starting worker processes.
+_PARALLEL_MIN_BYTES = 1024 * 1024
+# Lines a worker gets at a time from a streamed input: large enough to amortise the hand-over.
+_BATCH_BYTES = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class _Options:
+    kind: str | None
+    max_diagnostics: int
+    max_line_bytes: int
+    now: float
+    fast: bool
+
+
+def check_files(
+    paths: Sequence[str],
+    kind: str | None = None,
+    *,
+    max_diagnostics: int = 1000,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    jobs: int = 1,
+    progress: Progress | None = None,
+    now: float | None = None,
+    fast: bool = True,
+) -> Report:
+    """Check every record of every input; raise `InputUnreadable` if an input cannot be opened at all.
+
+    Damaged lines are diagnostics in the report, never exceptions. With ``jobs`` > 1, worker
+    processes check several inputs at once, a large plain file is cut at line boundaries into
+    shares checked in parallel, and a lone compressed input or stdin is read here and checked by
+    the workers in batches of lines; the report is the same as with one job. ``fast`` lets
+    structurally valid lines skip building Python objects for opaque payloads; the report is the
+    same either way.
+    """
+    if kind is not None and kind not in KINDS:
+        raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
+    options = _Options(kind, max_diagnostics, max_line_bytes, time.time() if now is None else now, fast)
+    started = time.perf_counter()
+    sizes = [_size(path) for path in paths]
+    total = None if None in sizes else sum(s for s in sizes if s is not None)
+    if jobs > 1 and len(paths) == 1 and _streamable(paths[0]):
+        # One input that cannot be cut (compressed, or stdin): read here, checked in batches by workers.
+        report = _check_streamed(paths[0], options, jobs, progress, total)
+    else:
+        report = _check_side_by_side(paths, sizes, options, jobs, progress, total)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _check_side_by_side(
+    paths: Sequence[str],
+    sizes: list[int | None],
+    options: _Options,
+    jobs: int,
+    progress: Progress | None,
+    total: int | None,
+) -> Report:
+    """Inputs in order; with several jobs, files and shares of large plain files go to workers."""
+    report = Report(max_diagnostics=options.max_diagnostics)
+    plans = [_shares(path, size, jobs) for path, size in zip(paths, sizes, strict=True)]
+    workers = min(jobs, sum(len(shares) for path, shares in zip(paths, plans, strict=True) if path != "-"))
+    with ProcessPoolExecutor(max_workers=workers) if workers > 1 else contextlib.nullcontext() as pool:
+        # Everything is handed out first, then taken back in input order, so that the parent reads
+        # stdin (which no worker can) while the workers check the files.
+        pending = [
+            None
+            if pool is None or path == "-"
+            else [pool.submit(_check_share, (path, start, end, options)) for start, end in shares]
+            for path, shares in zip(paths, plans, strict=True)
+        ]
+        done = 0
+        try:
+            for path, size, parts in zip(paths, sizes, pending, strict=True):
+                if parts is None:
+                    part = _check_source(path, options, progress, done, total)
+                    done += part.bytes if size is None else size
+                else:
+                    part = _joined(path, [future.result() for future in parts], options)
+                    done += size or 0
+                    if progress:
+                        progress(done, total)
+                report.merge(part)
+        except BaseException:
+            if pool is not None:  # an unreadable input or an interrupt: do not wait for the rest
+                pool.shutdown(wait=False, cancel_futures=True)
+            raise
+    return report
+
+
+def _size(path: str) -> int | None:
+    if path == "-":
+        return None
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return None
+
+
+def _check_source(path: str, options: _Options, progress: Progress | None, done: int, total: int | None) -> Report:
+    with _sources.open_source(path) as source:
+        report = _check_open_source(source, _records.is_json_document(path), options, progress, done, total)
+    if progress:
+        progress(done + report.bytes, total)
+    return report
+
+
+def _check_open_source(
+    source: _sources.Source,
+    json_document: bool,
+    options: _Options,
+    progress: Progress | None = None,
+    done: int = 0,
+    total: int | None = None,
+) -> Report:
+    report = Report(max_diagnostics=options.max_diagnostics)
+    report.inputs.append(source.name)
+    stats = _records.ReadStats()
+    if json_document:
+
+        def inside_payload(record: dict[str, Any], path: tuple[str | int, ...]) -> bool:
+            # As on every path of `check_line`, the inside of an opaque payload is not looked at.
+            return _fastpath.opaque_at(options.kind or detect_kind(record), path)
+
+        entries = _records.read_json_document(source, options.max_line_bytes, stats=stats, ignore=inside_payload)
+        for index, (line, entry) in enumerate(entries):
+            _check_entry(report, entry, line, index, source.name, options)
+    else:
+        hint: str | None = None
+        for index, item in enumerate(_records.iter_lines(source, options.max_line_bytes, stats=stats)):
+            hint = _check_item(report, index, item, source.name, options, hint)
+            if progress and index % 64 == 0:
+                progress(done + source.consumed(), total)
+    report.bytes += source.consumed()
+    report.decoded_bytes += source.produced
+    report.lines += stats.lines_seen
+    report.blank_lines += stats.blank_lines
+    return report
+
+
+def _check_item(
+    report: Report, index: int, item: _records.RawLine | Diagnostic, name: str, options: _Options, hint: str | None
+) -> str | None:
+    """Check the ``index``-th item of a JSONL input into ``report``; return the kind to try first next."""
+    if isinstance(item, Diagnostic):
+        report.add_damaged_line(item.at(source=name))
+        return hint
+    checked = check_line(item.data, options.kind, hint=hint, now=options.now, fast=options.fast)
+    if checked.record is None:
+        report.add_damaged_line(checked.diagnostics[0].at(line=item.number, source=name))
+        return hint
+    located = [d.at(line=item.number, record=index, source=name) for d in checked.diagnostics]
+    report.add_record(checked.kind, checked.record, located)
+    return checked.kind
+
+
+def _check_entry(report: Report, entry: Any, line: int | None, index: int, name: str, options: _Options) -> None:
+    if isinstance(entry, Diagnostic):
+        report.add_damaged_line(entry if entry.line is not None or line is None else entry.at(line=line))
+        return
+    kind = options.kind or detect_kind(entry)
+    diagnostics = [d.at(line=line, record=index, source=name) for d in iter_diagnostics(entry, kind, now=options.now)]
+    report.add_record(kind, entry, diagnostics)
+
+
+# ------------------------------------------------------------------------------------------ parallel
+
+
+def _shares(path: str, size: int | None, jobs: int) -> list[tuple[int, int | None]]:
+    """Byte ranges of a large plain JSONL file, starting and ending on line boundaries, one per job;
+    ``[(0, None)]`` for an input that is read whole (stdin, compressed, a JSON document, small)."""
+    if jobs <= 1 or size is None or size < _PARALLEL_MIN_BYTES or _records.is_json_document(path):
+        return [(0, None)]
+    if _compressed(path) is not False:
+        return [(0, None)]  # compressed, or unreadable: reported, in its turn, by whoever reads it
+    with open(path, "rb") as handle:
+        cuts = [0]
+        for job in range(1, jobs):
+            handle.seek(size * job // jobs)
+            handle.readline()
+            cuts.append(max(handle.tell(), cuts[-1]))
+    cuts.append(size)
+    return [(start, end) for start, end in itertools.pairwise(cuts) if end > start]
+
+
+def _compressed(path: str) -> bool | None:
+    """Whether a file is gzip or zstd, told by its first bytes; None when it cannot be opened."""
+    try:
+        with _sources.open_source(path) as source:
+            return source.compression is not None
+    except _sources.InputUnreadable:
+        return None
+
+
+def _streamable(path: str) -> bool:
+    """Whether an input is JSONL that only a front-to-back read can cut: stdin, or compressed."""
+    return not _records.is_json_document(path) and (path == "-" or _compressed(path) is True)
+
+
+def _check_streamed(path: str, options: _Options, jobs: int, progress: Progress | None, total: int | None) -> Report:
+    """The parent reads, decompresses and numbers the lines; workers check them in batches, in order.
+
+    At most two batches per worker are in flight, so memory stays bounded however long the input.
+    """
+    report = Report(max_diagnostics=options.max_diagnostics)
+    stats = _records.ReadStats()
+    with _sources.open_source(path) as source, ProcessPoolExecutor(max_workers=jobs) as pool:
+        report.inputs.append(source.name)
+        in_flight: deque[Future[Report]] = deque()
+        try:
+            for batch in _batches(_records.iter_lines(source, options.max_line_bytes, stats=stats)):
+                in_flight.append(pool.submit(_check_batch, (source.name, batch, options)))
+                while len(in_flight) > 2 * jobs:
+                    report.merge(in_flight.popleft().result())
+                if progress:
+                    progress(source.consumed(), total)
+            while in_flight:
+                report.merge(in_flight.popleft().result())
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        report.bytes += source.consumed()
+        report.decoded_bytes += source.produced
+    report.lines += stats.lines_seen
+    report.blank_lines += stats.blank_lines
+    if progress:
+        progress(report.bytes, total)
+    return report
+
+
+Batch = list[tuple[int, _records.RawLine | Diagnostic]]
+
+
+def _batches(items: Iterator[_records.RawLine | Diagnostic]) -> Iterator[Batch]:
+    """The items of a JSONL input with their indexes, in runs of about `_BATCH_BYTES`."""
+    batch: Batch = []
+    size = 0
+    for index, item in enumerate(items):
+        batch.append((index, item))
+        size += len(item.data) if isinstance(item, _records.RawLine) else 0
+        if size >= _BATCH_BYTES:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def _check_batch(task: tuple[str, Batch, _Options]) -> Report:
+    """In a worker: one batch of a streamed input, numbered as the whole input is."""
+    name, batch, options = task
+    report = Report(max_diagnostics=options.max_diagnostics)
+    hint: str | None = None
+    for index, item in batch:
+        hint = _check_item(report, index, item, name, options, hint)
+    return report
+
+
+def _joined(path: str, parts: list[Report], options: _Options) -> Report:
+    """The report of one input from those of its shares, in order (a whole input is one share)."""
+    if len(parts) == 1:
+        return parts[0]
+    report = Report(max_diagnostics=options.max_diagnostics)
+    first_line = 0
+    first_record = 0
+    for part in parts:
+        # Workers number lines and records from the start of their share; shift them into place.
+        part.diagnostics = [
+            replace(
+                d,
+                line=None if d.line is None else d.line + first_line,
+                record=None if d.record is None else d.record + first_record,
+            )
+            for d in part.diagnostics
+        ]
+        report.merge(part)
+        first_line += part.lines
+        first_record += part.records + part.damaged_lines
+    report.inputs = [path]
+    return report
+
+
+def _check_share(task: tuple[str, int, int | None, _Options]) -> Report:
+    """In a worker: one share of a plain file, or (``end`` None) a whole input of any kind."""
+    path, start, end, options = task
+    if end is None:
+        return _check_source(path, options, None, 0, None)
+    with open(path, "rb") as handle:
+        handle.seek(start)
+        with _sources.Source(path, _ShareOfFile(handle, end - start), size=end - start) as source:
+            return _check_open_source(source, False, options)
+
+
+class _ShareOfFile:
+    """Reads at most ``length`` bytes of an open file from where it stands."""
+
+    def __init__(self, handle: Any, length: int) -> None:
+        self._handle = handle
+        self._left = length
+
+    def read(self, size: int) -> bytes:
+        data = self._handle.read(min(size, self._left)) if self._left > 0 else b""
+        self._left -= len(data)
+        return data

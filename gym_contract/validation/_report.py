@@ -1,0 +1,187 @@
+"""The summary of a validation run: counts a person can read in ten seconds and a pipeline can parse."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from gym_contract._values import objects
+from gym_contract._vocabulary import (
+    CAPTURE,
+    CAPTURED_TOKEN_FIELDS,
+    OBSERVATIONS,
+    ROLLOUT_ATTACHMENTS,
+    TOKEN_FIELDS,
+    TRAJECTORY,
+    token_count,
+)
+from gym_contract.coverage import NO_OBSERVATIONS, CoverageMatrix, rollout_coverage
+from gym_contract.diagnostics import SEVERITIES, Diagnostic, Severity, docs_url
+
+__all__ = ["Report", "TokenTally"]
+
+_RANK = {severity: rank for rank, severity in enumerate(reversed(SEVERITIES))}
+
+
+@dataclass
+class TokenTally:
+    """Known token counts summed, and how many model calls left the count unknown (null)."""
+
+    known: int = 0
+    unknown: int = 0
+
+    def add(self, value: Any) -> None:
+        count = token_count(value)
+        if count is not None:
+            self.known += count
+        else:
+            self.unknown += 1
+
+
+@dataclass
+class Report:
+    """Counts over every record checked, and the first diagnostics (all are counted, some are kept)."""
+
+    max_diagnostics: int = 1000
+    lines: int = 0
+    blank_lines: int = 0
+    bytes: int = 0
+    """Bytes read from the inputs, as stored (compressed or not)."""
+    decoded_bytes: int = 0
+    """Bytes of JSON text those held, once decompressed: what was checked."""
+    seconds: float = 0.0
+    records: int = 0
+    damaged_lines: int = 0
+    invalid_records: int = 0
+    records_by_kind: Counter[str] = field(default_factory=Counter)
+    by_code: Counter[str] = field(default_factory=Counter)
+    by_severity: Counter[str] = field(default_factory=Counter)
+    gaps: Counter[str] = field(default_factory=Counter)
+    model_calls: int = 0
+    tokens: dict[str, TokenTally] = field(default_factory=lambda: {name: TokenTally() for name in TOKEN_FIELDS})
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    inputs: list[str] = field(default_factory=list)
+    coverage: CoverageMatrix = field(default_factory=CoverageMatrix)
+
+    # ------------------------------------------------------------------ accumulation
+
+    def add_diagnostic(self, diagnostic: Diagnostic) -> None:
+        self.by_code[diagnostic.code] += 1
+        self.by_severity[diagnostic.severity] += 1
+        if len(self.diagnostics) < self.max_diagnostics:
+            self.diagnostics.append(diagnostic)
+
+    def add_damaged_line(self, diagnostic: Diagnostic) -> None:
+        self.damaged_lines += 1
+        self.add_diagnostic(diagnostic)
+
+    def add_record(self, kind: str | None, record: Any, diagnostics: list[Diagnostic]) -> None:
+        self.records += 1
+        self.records_by_kind[kind or "unknown"] += 1
+        for diagnostic in diagnostics:
+            self.add_diagnostic(diagnostic)
+        if any(diagnostic.severity == "error" for diagnostic in diagnostics):
+            self.invalid_records += 1
+        if isinstance(record, dict):
+            self._tally_evidence(kind, record)
+            self._rate_coverage(kind, record)
+
+    def _rate_coverage(self, kind: str | None, record: dict[str, Any]) -> None:
+        """Grouped by observation source only: the agent name lies outside the contract, and the fast path drops it."""
+        coverage = rollout_coverage(record, kind) if kind in ("rollout", "trajectory") else None
+        if coverage is not None:
+            self.coverage.add(coverage, coverage.source or NO_OBSERVATIONS)
+
+    def _tally_evidence(self, kind: str | None, record: dict[str, Any]) -> None:
+        """Gaps and token counts, each counted once per rollout: the trajectory already holds the rest."""
+        if kind == "rollout":
+            trajectory = record.get(TRAJECTORY)
+            if isinstance(trajectory, dict):
+                self._tally_evidence("trajectory", trajectory)
+                return
+            for key in (OBSERVATIONS, CAPTURE):
+                part = ROLLOUT_ATTACHMENTS[key]
+                if isinstance(record.get(key), dict):
+                    self._tally_evidence(part, record[key])
+            return
+        for gap in objects(record.get("gaps")) if kind in ("trajectory", "bundle", "model_call_capture") else ():
+            if isinstance(gap.get("code"), str):
+                self.gaps[gap["code"]] += 1
+        if kind == "trajectory":
+            for call in objects(record.get("model_calls")):
+                stats = call.get("token_stats") if isinstance(call.get("token_stats"), dict) else {}
+                self.model_calls += 1
+                for name in TOKEN_FIELDS:
+                    self.tokens[name].add(stats.get(name))
+        elif kind == "model_call_capture":
+            for call in objects(record.get("calls")):
+                self.model_calls += 1
+                for source_name, name in CAPTURED_TOKEN_FIELDS.items():
+                    self.tokens[name].add(call.get(source_name))
+
+    def merge(self, other: Report) -> None:
+        """Fold in the report of another part of the input (another file, or another worker's share)."""
+        for name in (
+            "lines",
+            "blank_lines",
+            "bytes",
+            "decoded_bytes",
+            "records",
+            "damaged_lines",
+            "invalid_records",
+            "model_calls",
+        ):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for name in ("records_by_kind", "by_code", "by_severity", "gaps"):
+            getattr(self, name).update(getattr(other, name))
+        for name, tally in other.tokens.items():
+            self.tokens[name].known += tally.known
+            self.tokens[name].unknown += tally.unknown
+        self.coverage.merge(other.coverage)
+        room = self.max_diagnostics - len(self.diagnostics)
+        self.diagnostics.extend(other.diagnostics[: max(room, 0)])
+        self.inputs.extend(name for name in other.inputs if name not in self.inputs)
+
+    # ------------------------------------------------------------------ verdict and views
+
+    def fails(self, fail_on: Severity = "error") -> bool:
+        """Whether any diagnostic is at least as severe as ``fail_on``."""
+        return any(count and _RANK[severity] >= _RANK[fail_on] for severity, count in self.by_severity.items())
+
+    @property
+    def valid_records(self) -> int:
+        return self.records - self.invalid_records
+
+    @property
+    def truncated(self) -> bool:
+        return sum(self.by_code.values()) > len(self.diagnostics)
+
+    def to_dict(self, fail_on: Severity = "error") -> dict[str, Any]:
+        """The whole report as plain JSON data; every count is complete even when diagnostics are capped."""
+        return {
+            "verdict": "fail" if self.fails(fail_on) else "pass",
+            "fail_on": fail_on,
+            "inputs": list(self.inputs),
+            "lines": self.lines,
+            "blank_lines": self.blank_lines,
+            "damaged_lines": self.damaged_lines,
+            "records": self.records,
+            "records_by_kind": dict(sorted(self.records_by_kind.items())),
+            "valid_records": self.valid_records,
+            "invalid_records": self.invalid_records,
+            "diagnostics_by_severity": {s: self.by_severity.get(s, 0) for s in SEVERITIES},
+            "diagnostics_by_code": dict(self.by_code.most_common()),
+            "gaps_by_code": dict(self.gaps.most_common()),
+            "model_calls": self.model_calls,
+            "tokens": {name: {"sum": t.known, "unknown": t.unknown} for name, t in self.tokens.items()},
+            "bytes": self.bytes,
+            "decoded_bytes": self.decoded_bytes,
+            "seconds": round(self.seconds, 3),
+            "mb_per_s": round(self.decoded_bytes / 1e6 / self.seconds, 2) if self.seconds > 0 else None,
+            "diagnostics": [
+                {**diagnostic.to_dict(), "docs": docs_url(diagnostic.code)} for diagnostic in self.diagnostics
+            ],
+            "diagnostics_truncated": self.truncated,
+            "coverage": self.coverage.to_dict(),
+        }
