@@ -406,7 +406,7 @@ def test_a_report_merges_the_coverage_of_its_parts() -> None:
 
 
 def test_the_quick_checks_for_complete_evidence_agree_with_the_rules() -> None:
-    from gym_contract import _coverage_rules
+    from gym_contract.coverage import _rules as _coverage_rules
 
     records = [complete_rollout(), *(case[2] for case in CASES)]
     records += [json.loads(line) for line in EXAMPLES.read_text().splitlines()]

@@ -13,7 +13,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gym_contract import _lineage_hash
 from gym_contract.cli import main
 from gym_contract.lineage import (
     AMBIGUOUS,
@@ -31,6 +30,7 @@ from gym_contract.lineage import (
     conversation_digest,
     stamp,
 )
+from gym_contract.lineage import _hash as _lineage_hash
 from gym_contract.models import ModelCallRecord
 from gym_contract.reading._json_parsing import loads
 from tests.support import REPO

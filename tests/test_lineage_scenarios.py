@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from gym_contract import _lineage_hash, lineage
+from gym_contract import lineage
 from gym_contract.lineage import AMBIGUOUS, NO_MATCH, RESOLVED, ROOT, UNRESOLVED, chain
+from gym_contract.lineage import _hash as _lineage_hash
 from gym_contract.models import ModelCallRecord
 
 MIDNIGHT = datetime(2026, 8, 22, tzinfo=UTC).timestamp()

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-from gym_contract._lineage_hash import (
+from gym_contract.lineage._hash import (
     DIGEST_DOMAIN,
     FINGERPRINT_VERSION,
     Field,
