@@ -8,9 +8,6 @@ from typing import Any, Final, Literal
 
 from pydantic import ValidationError
 
-from gym_contract._outcome_base import MAX_ERROR_MESSAGE, ClaudeCodeError, OpenCodeError
-from gym_contract._outcome_claude_code import CLAUDE_CODE_TESTED_VERSION, classify_claude_code
-from gym_contract._outcome_opencode import OPENCODE_TESTED_VERSION, classify_opencode
 from gym_contract._values import preview
 from gym_contract._vocabulary import (
     AGENT_ABORTED,
@@ -33,6 +30,9 @@ from gym_contract._vocabulary import (
 )
 from gym_contract.diagnostics import ContractError, Diagnostic
 from gym_contract.models import AgentOutcome
+from gym_contract.outcome._base import MAX_ERROR_MESSAGE, ClaudeCodeError, OpenCodeError
+from gym_contract.outcome._claude_code import CLAUDE_CODE_TESTED_VERSION, classify_claude_code
+from gym_contract.outcome._opencode import OPENCODE_TESTED_VERSION, classify_opencode
 from gym_contract.validation import iter_diagnostics
 
 __all__ = [

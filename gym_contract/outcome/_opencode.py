@@ -5,15 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
-from gym_contract._outcome_base import (
-    Evidence,
-    OpenCodeError,
-    body_error_code,
-    check_process_facts,
-    kind_for_status,
-    overflow_phrase,
-    status_code,
-)
 from gym_contract._values import nonempty, objects, text
 from gym_contract._vocabulary import (
     AGENT_ABORTED,
@@ -28,6 +19,15 @@ from gym_contract._vocabulary import (
     UNKNOWN_ERROR,
 )
 from gym_contract.models import AgentOutcome, Classifier
+from gym_contract.outcome._base import (
+    Evidence,
+    OpenCodeError,
+    body_error_code,
+    check_process_facts,
+    kind_for_status,
+    overflow_phrase,
+    status_code,
+)
 
 OPENCODE_TESTED_VERSION: Final = "1.17.11"
 OPENCODE_CLASSIFIER: Final = Classifier(name="gym_contract.outcome.opencode", version="1")

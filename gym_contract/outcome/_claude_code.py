@@ -6,14 +6,6 @@ import re
 from collections.abc import Iterable
 from typing import Any, Final
 
-from gym_contract._outcome_base import (
-    ClaudeCodeError,
-    Evidence,
-    check_process_facts,
-    kind_for_status,
-    overflow_phrase,
-    status_code,
-)
 from gym_contract._values import nonempty, text
 from gym_contract._vocabulary import (
     AGENT_ABORTED,
@@ -30,6 +22,14 @@ from gym_contract._vocabulary import (
     UNKNOWN_ERROR,
 )
 from gym_contract.models import AgentOutcome, Classifier
+from gym_contract.outcome._base import (
+    ClaudeCodeError,
+    Evidence,
+    check_process_facts,
+    kind_for_status,
+    overflow_phrase,
+    status_code,
+)
 
 CLAUDE_CODE_TESTED_VERSION: Final[str | None] = None
 """No recorded stream-json capture has been run through the classifier yet; it follows the documented shapes."""
