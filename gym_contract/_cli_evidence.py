@@ -12,12 +12,12 @@ from gym_contract._json_writing import dumps
 from gym_contract._render import progress_bar
 from gym_contract._values import obj, objects, text
 from gym_contract._vocabulary import CAPTURE, OBSERVATIONS, TRAJECTORY
-from gym_contract.capture import read_capture
-from gym_contract.collection import collect
 from gym_contract.diagnostics import Diagnostic
-from gym_contract.join import join
+from gym_contract.evidence._capture import read_capture
+from gym_contract.evidence._collection import collect
+from gym_contract.evidence._join import join
+from gym_contract.evidence._projection import observations_refusal
 from gym_contract.models import AgentObservationBundle
-from gym_contract.projection import observations_refusal
 from gym_contract.reading import _records, _sources
 from gym_contract.validation import read_record
 

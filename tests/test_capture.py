@@ -579,7 +579,7 @@ def test_a_capture_file_that_cannot_be_read_is_reported_not_raised(tmp_path):
 
 
 def test_an_exchange_that_cannot_become_a_record_counts_as_damaged(tmp_path, monkeypatch):
-    from gym_contract import capture as capture_module
+    from gym_contract.evidence import _capture as capture_module
 
     def failing(exchange: dict[str, Any], call_index: int) -> ModelCallRecord:
         if exchange.get("model_call_id") == "bad":

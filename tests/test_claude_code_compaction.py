@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gym_contract._claude_code_compaction import SUMMARY_PROMPT_MARKERS, persisted_summary
 from gym_contract.cli import main
+from gym_contract.evidence._claude_code_compaction import SUMMARY_PROMPT_MARKERS, persisted_summary
 from gym_contract.join import join
 from gym_contract.models import AgentObservationBundle, ModelCallRecord
 
