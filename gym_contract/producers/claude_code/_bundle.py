@@ -7,8 +7,8 @@ from typing import Any
 
 from gym_contract._values import finite
 from gym_contract.models import ContextCompactionObservation, ObservationGap
-from gym_contract.producers._claude_code_files import gap
-from gym_contract.producers._claude_code_mapping import Compaction, Mapped, ToolEnds
+from gym_contract.producers.claude_code._files import gap
+from gym_contract.producers.claude_code._mapping import Compaction, Mapped, ToolEnds
 
 
 @dataclass(frozen=True)
