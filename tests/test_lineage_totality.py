@@ -15,10 +15,10 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gym_contract._cli_lineage import as_json
 from gym_contract._limits import MAX_DEPTH
 from gym_contract._values import NumberText
 from gym_contract.capture import derive_record, read_capture
+from gym_contract.cli._lineage import as_json
 from gym_contract.lineage import (
     FINGERPRINT_VERSION,
     RESOLVED,

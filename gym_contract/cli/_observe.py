@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gym_contract._cli_common import EXIT_FAILED, EXIT_OK, print_json, say, usage_error
+from gym_contract.cli._common import EXIT_FAILED, EXIT_OK, print_json, say, usage_error
 from gym_contract.producers.claude_code import read_run
 from gym_contract.validation import iter_diagnostics
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any, cast
 
-from gym_contract._cli_common import EXIT_OK, print_json, say, usage_error
-from gym_contract._render import text_table
+from gym_contract.cli._common import EXIT_OK, print_json, say, usage_error
+from gym_contract.cli._render import text_table
 from gym_contract.coverage import CRITERIA, CoverageMatrix, GroupBy, rollout_coverage
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.reading import _records, _sources

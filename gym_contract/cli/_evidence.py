@@ -7,11 +7,11 @@ import sys
 from collections import Counter
 from typing import Any
 
-from gym_contract._cli_common import EXIT_FAILED, EXIT_OK, say, usage_error
 from gym_contract._json_writing import dumps
-from gym_contract._render import progress_bar
 from gym_contract._values import obj, objects, text
 from gym_contract._vocabulary import CAPTURE, OBSERVATIONS, TRAJECTORY
+from gym_contract.cli._common import EXIT_FAILED, EXIT_OK, say, usage_error
+from gym_contract.cli._render import progress_bar
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.evidence._capture import read_capture
 from gym_contract.evidence._collection import collect

@@ -10,19 +10,19 @@ import sys
 from collections.abc import Sequence
 
 from gym_contract import __version__, schemas
-from gym_contract._cli_common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, positive, say
-from gym_contract._render import progress_bar, render_json, render_text
+from gym_contract.cli._common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, positive, say
+from gym_contract.cli._render import progress_bar, render_json, render_text
 from gym_contract.validation import KINDS
 from gym_contract.validation._checking import DEFAULT_MAX_LINE_BYTES, InputUnreadable, check_files
 
 # Modules that add a command: each has `register(commands)`, given the subparsers of `gym-contract`,
 # and sets `handler` on its parser to a function of the parsed arguments returning the exit status.
 _COMMAND_MODULES: tuple[str, ...] = (
-    "gym_contract._cli_outcome",
-    "gym_contract._cli_evidence",
-    "gym_contract._cli_observe",
-    "gym_contract._cli_lineage",
-    "gym_contract._cli_coverage",
+    "gym_contract.cli._outcome",
+    "gym_contract.cli._evidence",
+    "gym_contract.cli._observe",
+    "gym_contract.cli._lineage",
+    "gym_contract.cli._coverage",
 )
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from gym_contract._cli_common import EXIT_OK, EXIT_USAGE, positive, print_json, say
+from gym_contract.cli._common import EXIT_OK, EXIT_USAGE, positive, print_json, say
 from gym_contract.diagnostics import ContractError
 from gym_contract.models import AgentOutcome
 from gym_contract.outcome import Policy, classify_claude_code, classify_opencode, decide

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from gym_contract._cli_common import EXIT_FAILED, EXIT_OK, print_json, say, usage_error
+from gym_contract.cli._common import EXIT_FAILED, EXIT_OK, print_json, say, usage_error
 from gym_contract.evidence._capture import CAPTURE_SUFFIX, read_capture
 from gym_contract.lineage import FINGERPRINT_VERSION, RESOLVED, UNRESOLVED, CallLineage, Lineage, chain
 
