@@ -12,8 +12,8 @@ import pytest
 
 from gym_contract import cli
 from gym_contract.outcome import classify_opencode
+from tests.outcome.test_outcome import CLAUDE_CODE_CASES, OPENCODE_CASES, Case
 from tests.support import REPO
-from tests.test_outcome import CLAUDE_CODE_CASES, OPENCODE_CASES, Case
 
 SHIPPED_EXPORT = REPO / "examples/reference/opencode-1.17.11-export.json"
 

@@ -14,8 +14,8 @@ import pytest
 from gym_contract import iter_diagnostics
 from gym_contract.cli import main
 from gym_contract.producers.claude_code import read_run
+from tests.support import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SPOTTER_39 = ROOT / "examples" / "claude-code" / "spotter-v2.1.39"
 DATA = ROOT / "tests" / "data" / "claude-code"
 CLAUDELESS = sorted((DATA / "claudeless-v2.1.29").glob("*.projects"))

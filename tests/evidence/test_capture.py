@@ -24,8 +24,8 @@ from gym_contract.capture import (
 )
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.models import ModelCallRecord
+from tests.support import REPO
 
-REPO = Path(__file__).resolve().parent.parent
 POLICY = {"type": "responses_api_models", "name": "policy"}
 TOKEN_FIELDS = ("tokens_in", "tokens_out", "tokens_reasoning", "tokens_total", "cached_tokens", "cache_creation_tokens")
 NULL_RECORD: dict[str, Any] = {name: None for name in ModelCallRecord.model_fields} | {"tool_calls": []}

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from gym_contract import iter_diagnostics
 from gym_contract.producers.claude_code import SUMMARY_FIELDS, observe, outcome, read_run, run_summary
+from tests.support import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "claude-code" / "spotter-v2.1.39"
 
 

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from gym_contract import iter_diagnostics
 from gym_contract.producers.claude_code import SUMMARY_FIELDS, observe, outcome, read_run, run_summary
 from gym_contract.reading._json_parsing import loads
+from tests.outcome.test_outcome import CLAUDE_CODE_CASES
 from tests.strategies import as_line, damaged_lines, file_lines, json_values, jsonl, mutated_records
 from tests.support import REPO, run_in_process
-from tests.test_outcome import CLAUDE_CODE_CASES
 
 # ---------------------------------------------------------------------------------------- inputs
 

@@ -17,6 +17,7 @@ from gym_contract._values import NumberText
 from gym_contract.diagnostics import ContractError
 from gym_contract.outcome import ACTIONS, Decision, Policy, classify_claude_code, classify_opencode, decide
 from gym_contract.reading._json_parsing import loads
+from tests.outcome.test_outcome import CLAUDE_CODE_CASES, EXPORT, OPENCODE_CASES
 from tests.strategies import (
     as_line,
     damaged_lines,
@@ -27,7 +28,6 @@ from tests.strategies import (
     nested,
 )
 from tests.support import REPO, run_in_process
-from tests.test_outcome import CLAUDE_CODE_CASES, EXPORT, OPENCODE_CASES
 
 # ---------------------------------------------------------------------------------------- inputs
 

@@ -1,0 +1,1 @@
+"""Tests of cli/: the commands, run as a user runs them."""

@@ -1,0 +1,1 @@
+"""Tests of evidence/: capture, join, projection, collection and rollout ids."""

@@ -1,0 +1,1 @@
+"""Tests of lineage/: fingerprints and the resolver."""

@@ -1,0 +1,1 @@
+"""Tests of outcome/: the classifiers of each harness and the policy."""

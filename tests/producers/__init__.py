@@ -1,0 +1,1 @@
+"""Tests of producers/: the Claude Code producer."""

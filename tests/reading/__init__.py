@@ -1,0 +1,1 @@
+"""Tests of reading/: sources, strict JSON parsing, records of lines and documents."""

@@ -1,0 +1,1 @@
+"""Tests of validation/: the engine, its rules and its fast path."""
