@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -32,6 +33,20 @@ def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
 def test_the_package_keeps_its_layers():
     result = lint_imports(REPO)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_guide_draws_the_layers_of_the_contract():
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - import-linter brings tomli where the standard library has no tomllib
+        import tomli as tomllib
+    contracts = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    layers = next(contract["layers"] for contract in contracts["contracts"] if contract["id"] == "layers")
+    page = (REPO / "docs" / "guides" / "package.md").read_text(encoding="utf-8")
+    diagram = page.split("## The layers", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    # Each layer is a line: a label in the first 15 columns, the layer, and perhaps a remark in brackets.
+    drawn = [re.sub(r"\s*\(.*\)$", "", line[15:]) for line in diagram.splitlines() if line.strip() != "▼"]
+    assert drawn == layers
 
 
 @pytest.mark.parametrize(
