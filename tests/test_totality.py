@@ -236,6 +236,29 @@ def test_the_crashes_found_by_fuzzing_are_diagnostics(record):
     assert any(d.severity == "error" for d in found)
 
 
+@pytest.mark.parametrize("key", ["_ng_rollout_id", "_ng_task_index", "_ng_attempt_index"])
+def test_an_id_nested_past_the_interpreters_depth_is_a_value_error(key):
+    # Found by the thorough run: the error message once wrote the value out in full, recursively.
+    body = {"_ng_task_index": 7, "_ng_rollout_index": 0, key: nested("x", 5000)}
+    with pytest.raises(ValueError, match=r"not a valid rollout id|cannot make an id|is not an integer"):
+        rollout_id_from_run_body(body)
+
+
+@pytest.mark.parametrize("task_id", [nested("x", 5000), ["a"], {"a": 1}])
+def test_a_task_id_that_is_no_id_gives_a_projection_gap_not_an_exception(task_id):
+    row = {"_ng_task_index": 7, "_ng_rollout_index": 0, "task_id": task_id}
+    result = {"ng_agent_observations": {"source": "pi", "records": []}}
+    with pytest.raises(ValueError, match="cannot make an id"):
+        build_trajectory(row, result)
+    record = project(row, result)
+    assert record.task_id == "unknown"
+    assert [gap.code for gap in record.gaps] == ["trajectory_projection_failed"]
+    attached = attach_trajectory(row, result)
+    gaps = [gap["code"] for gap in attached["ng_agent_observations"]["gaps"]]
+    assert "ng_trajectory" not in attached
+    assert gaps == ["trajectory_projection_failed"]
+
+
 FUZZED_LINES = [
     b'{"source":"pi","records":[{"kind":[]}]}',
     b'{"ng_agent_observations":{"source":"pi","records":[{"kind":"tool_call","invocation_id":{"a":1}}]}}',
