@@ -50,10 +50,12 @@ def contract_keys() -> tuple[str, ...]:
     return tuple(sorted(names))
 
 
+@cache
 def _keys() -> st.SearchStrategy[str]:
     return st.one_of(st.sampled_from(contract_keys()), st.text(max_size=8))
 
 
+@cache
 def scalars(*, surrogates: bool = True) -> st.SearchStrategy[Any]:
     """Leaves: null, booleans, integers of any size, finite floats, and text (lone surrogates too)."""
     alphabet = st.characters(codec=None) if surrogates else st.characters(codec="utf-8")
@@ -99,6 +101,7 @@ def nested(value: Any, depth: int) -> Any:
     return value
 
 
+@cache  # a strategy is built and checked once, not on every draw
 def json_values(*, max_leaves: int = 30, surrogates: bool = True) -> st.SearchStrategy[Any]:
     """Any JSON value: contract keys at random places, huge integers, and now and then very deep nesting."""
     base = st.recursive(
@@ -207,6 +210,7 @@ def mutated_records(draw: st.DrawFn, records: tuple[dict[str, Any], ...] | None 
     return record
 
 
+@cache
 def hostile_records() -> st.SearchStrategy[Any]:
     """What the laws feed every entry point: broken example records, and any JSON value at all."""
     return st.one_of(mutated_records(), mutated_records(), json_values())
