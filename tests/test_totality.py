@@ -18,7 +18,6 @@ from gym_contract import (
     KINDS,
     ContractError,
     attach_trajectory,
-    check_files,
     collect,
     derive_record,
     detect_kind,
@@ -103,16 +102,7 @@ def test_any_line_is_a_record_or_damage_and_the_fast_and_precise_paths_agree(lin
 # ------------------------------------------------------------------------------------------ files
 
 
-@given(st.lists(st.one_of(hostile_lines(), st.just(b""), st.just(b"   ")), min_size=1, max_size=8))
-def test_a_file_of_n_lines_gives_a_report_that_accounts_for_all_n(lines):
-    with tempfile.TemporaryDirectory() as directory:
-        path = Path(directory, "hostile.jsonl")
-        path.write_bytes(b"\n".join(lines) + b"\n")
-        report = check_files([str(path)], now=NOW)
-    assert report.lines == len(lines)
-    assert report.blank_lines + report.damaged_lines + report.records == len(lines)
-    assert report.records == sum(report.records_by_kind.values())
-    assert sum(report.by_severity.values()) == sum(report.by_code.values())
+# A file of N lines accounts for all N: stated once, in tests/test_laws.py.
 
 
 def _run(lines: list[bytes], *arguments: str) -> tuple[int, str, str, list[bytes]]:
