@@ -12,6 +12,7 @@ import orjson
 from hypothesis import strategies as st
 
 from gym_contract import schemas
+from gym_contract._values import preview
 from gym_contract._vocabulary import ROLLOUT_ATTACHMENTS
 from tests.support import REPO
 
@@ -49,10 +50,12 @@ def contract_keys() -> tuple[str, ...]:
     return tuple(sorted(names))
 
 
+@cache
 def _keys() -> st.SearchStrategy[str]:
     return st.one_of(st.sampled_from(contract_keys()), st.text(max_size=8))
 
 
+@cache
 def scalars(*, surrogates: bool = True) -> st.SearchStrategy[Any]:
     """Leaves: null, booleans, integers of any size, finite floats, and text (lone surrogates too)."""
     alphabet = st.characters(codec=None) if surrogates else st.characters(codec="utf-8")
@@ -67,13 +70,38 @@ def scalars(*, surrogates: bool = True) -> st.SearchStrategy[Any]:
     )
 
 
+class DeepList(list):  # type: ignore[type-arg]
+    """The outermost array of a deeply nested value; Hypothesis prints it as a summary.
+
+    Its pretty printer recurses, so a failing example holding a value nested thousands of levels
+    would be lost to a RecursionError instead of being reported.
+    """
+
+    depth: int = 0
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        leaf: Any = self
+        for _ in range(self.depth):  # down the single-child chain ``nested`` built
+            if isinstance(leaf, list) and len(leaf) == 1:
+                leaf = leaf[0]
+            elif isinstance(leaf, dict) and list(leaf) == ["content"]:
+                leaf = leaf["content"]
+            else:
+                break
+        printer.text(f"nested({preview(leaf)}, {self.depth})")
+
+
 def nested(value: Any, depth: int) -> Any:
     """``value`` inside ``depth`` alternating arrays and objects."""
     for level in range(depth):
         value = [value] if level % 2 else {"content": value}
+    if isinstance(value, list) and depth > 100:
+        value = DeepList(value)
+        value.depth = depth
     return value
 
 
+@cache  # a strategy is built and checked once, not on every draw
 def json_values(*, max_leaves: int = 30, surrogates: bool = True) -> st.SearchStrategy[Any]:
     """Any JSON value: contract keys at random places, huge integers, and now and then very deep nesting."""
     base = st.recursive(
@@ -138,7 +166,9 @@ def json_copy(value: Any) -> Any:
             holder[slot] = fresh = dict(item)
             stack.extend((child, fresh, key) for key, child in item.items())
         elif isinstance(item, list):
-            holder[slot] = fresh = list(item)
+            holder[slot] = fresh = type(item)(item)  # a DeepList stays one, to be printed as a summary
+            if isinstance(item, DeepList):
+                fresh.depth = item.depth
             stack.extend((child, fresh, index) for index, child in enumerate(item))
         else:
             holder[slot] = item
@@ -180,6 +210,7 @@ def mutated_records(draw: st.DrawFn, records: tuple[dict[str, Any], ...] | None 
     return record
 
 
+@cache
 def hostile_records() -> st.SearchStrategy[Any]:
     """What the laws feed every entry point: broken example records, and any JSON value at all."""
     return st.one_of(mutated_records(), mutated_records(), json_values())

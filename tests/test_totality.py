@@ -18,7 +18,6 @@ from gym_contract import (
     KINDS,
     ContractError,
     attach_trajectory,
-    check_files,
     collect,
     derive_record,
     detect_kind,
@@ -103,16 +102,7 @@ def test_any_line_is_a_record_or_damage_and_the_fast_and_precise_paths_agree(lin
 # ------------------------------------------------------------------------------------------ files
 
 
-@given(st.lists(st.one_of(hostile_lines(), st.just(b""), st.just(b"   ")), min_size=1, max_size=8))
-def test_a_file_of_n_lines_gives_a_report_that_accounts_for_all_n(lines):
-    with tempfile.TemporaryDirectory() as directory:
-        path = Path(directory, "hostile.jsonl")
-        path.write_bytes(b"\n".join(lines) + b"\n")
-        report = check_files([str(path)], now=NOW)
-    assert report.lines == len(lines)
-    assert report.blank_lines + report.damaged_lines + report.records == len(lines)
-    assert report.records == sum(report.records_by_kind.values())
-    assert sum(report.by_severity.values()) == sum(report.by_code.values())
+# A file of N lines accounts for all N: stated once, in tests/test_laws.py.
 
 
 def _run(lines: list[bytes], *arguments: str) -> tuple[int, str, str, list[bytes]]:
@@ -234,6 +224,29 @@ def test_the_project_command_reads_any_file_without_a_traceback(lines):
 def test_the_crashes_found_by_fuzzing_are_diagnostics(record):
     found = list(iter_diagnostics(record, now=NOW))
     assert any(d.severity == "error" for d in found)
+
+
+@pytest.mark.parametrize("key", ["_ng_rollout_id", "_ng_task_index", "_ng_attempt_index"])
+def test_an_id_nested_past_the_interpreters_depth_is_a_value_error(key):
+    # Found by the thorough run: the error message once wrote the value out in full, recursively.
+    body = {"_ng_task_index": 7, "_ng_rollout_index": 0, key: nested("x", 5000)}
+    with pytest.raises(ValueError, match=r"not a valid rollout id|cannot make an id|is not an integer"):
+        rollout_id_from_run_body(body)
+
+
+@pytest.mark.parametrize("task_id", [nested("x", 5000), ["a"], {"a": 1}])
+def test_a_task_id_that_is_no_id_gives_a_projection_gap_not_an_exception(task_id):
+    row = {"_ng_task_index": 7, "_ng_rollout_index": 0, "task_id": task_id}
+    result = {"ng_agent_observations": {"source": "pi", "records": []}}
+    with pytest.raises(ValueError, match="cannot make an id"):
+        build_trajectory(row, result)
+    record = project(row, result)
+    assert record.task_id == "unknown"
+    assert [gap.code for gap in record.gaps] == ["trajectory_projection_failed"]
+    attached = attach_trajectory(row, result)
+    gaps = [gap["code"] for gap in attached["ng_agent_observations"]["gaps"]]
+    assert "ng_trajectory" not in attached
+    assert gaps == ["trajectory_projection_failed"]
 
 
 FUZZED_LINES = [

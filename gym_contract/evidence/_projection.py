@@ -20,7 +20,7 @@ from gym_contract._vocabulary import CAPTURE, OBSERVATIONS, TRAJECTORY
 from gym_contract.evidence._capture import PAYLOAD_KEYS
 from gym_contract.evidence._join import dedupe_gaps
 from gym_contract.evidence._projection_merge import Gaps, merge_calls, merge_invocations, merge_tools
-from gym_contract.evidence._rollout_ids import rollout_id_from_run_body
+from gym_contract.evidence._rollout_ids import TASK_INDEX_KEY, id_text, rollout_id_from_run_body
 from gym_contract.models import (
     AgentInvocation,
     AgentObservationBundle,
@@ -48,11 +48,11 @@ class ContradictoryEvidenceError(ValueError):
 def trajectory_identity(row: Mapping[str, Any]) -> tuple[str, str]:
     """(task_id, rollout_id) of the input row (2.2): the collector's ids are canonical, not the producer's.
 
-    Raises (KeyError, ValueError) when the row has no usable identity: no indices, or indices that
-    make a rollout id the contract's pattern refuses.
+    Raises (KeyError, ValueError) when the row has no usable identity: no indices, ids that are
+    arrays or objects, or indices that make a rollout id the contract's pattern refuses.
     """
-    task = next((row[key] for key in ("task_id", "problem_id", "instance_id") if row.get(key) is not None), None)
-    task_id = str(task) if task is not None else str(row["_ng_task_index"])
+    key = next((key for key in ("task_id", "problem_id", "instance_id") if row.get(key) is not None), TASK_INDEX_KEY)
+    task_id = id_text(key, row[key])
     rollout_id = rollout_id_from_run_body(row) or f"{row['_ng_task_index']}-{row['_ng_rollout_index']}"
     if not ROLLOUT_ID_PATTERN.fullmatch(rollout_id):
         raise ValueError(f"the row's indices make the rollout id {rollout_id!r}, which breaks the contract's pattern")

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from gym_contract._values import preview
 from gym_contract.validation._rules import ROLLOUT_ID_PATTERN
 
 __all__ = [
@@ -47,17 +48,21 @@ def _attempt_number(value: Any) -> int:
         # Whatever int() takes, as the reference does: "2", 2.0 and True all count.
         return int(value)
     except (TypeError, ValueError, OverflowError) as error:
-        raise ValueError(f"{ATTEMPT_INDEX_KEY} {value!r} is not an integer") from error
+        raise ValueError(f"{ATTEMPT_INDEX_KEY} {preview(value)} is not an integer") from error
 
 
-def _index_text(key: str, value: Any) -> str:
-    """An index as the reference writes it into an id (its `str`); a value no id can be made of is a ValueError."""
+def id_text(key: str, value: Any) -> str:
+    """A value as the reference writes it into an id (its `str`): text, a number or a boolean.
+
+    Anything else — an array, an object, an integer of more digits than Python writes — is a
+    ValueError: no id can be made of it.
+    """
     if isinstance(value, (str, int, float)):
         try:
             return str(value)
         except ValueError:  # an integer of more digits than Python writes
             pass
-    raise ValueError(f"{key} of type {type(value).__name__} cannot make a rollout id")
+    raise ValueError(f"{key} of type {type(value).__name__} cannot make an id")
 
 
 def rollout_id_from_run_body(body: object) -> str | None:
@@ -77,7 +82,7 @@ def rollout_id_from_run_body(body: object) -> str | None:
     if explicit is not None:
         if not is_valid_rollout_id(explicit):
             raise ValueError(
-                f"{ROLLOUT_ID_KEY} {explicit!r} is not a valid rollout id: it must match "
+                f"{ROLLOUT_ID_KEY} {preview(explicit)} is not a valid rollout id: it must match "
                 f"^[A-Za-z0-9][A-Za-z0-9._-]*$ and is never rewritten to fit"
             )
         rollout_id: str = explicit
@@ -85,7 +90,7 @@ def rollout_id_from_run_body(body: object) -> str | None:
         task_index, rollout_index = read(TASK_INDEX_KEY), read(ROLLOUT_INDEX_KEY)
         if task_index is None or rollout_index is None:
             return None
-        rollout_id = f"{_index_text(TASK_INDEX_KEY, task_index)}-{_index_text(ROLLOUT_INDEX_KEY, rollout_index)}"
+        rollout_id = f"{id_text(TASK_INDEX_KEY, task_index)}-{id_text(ROLLOUT_INDEX_KEY, rollout_index)}"
     attempt = read(ATTEMPT_INDEX_KEY)
     if attempt is not None and (number := _attempt_number(attempt)) > 0:
         rollout_id = f"{rollout_id}-a{number}"
