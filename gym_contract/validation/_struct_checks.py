@@ -1,0 +1,251 @@
+"""Checks that msgspec cannot express as types, run on decoded Structs: conditionals, dependencies, merged branches.
+
+Every check here is built from a subschema when the types are compiled, and refuses, at that moment,
+any keyword it does not evaluate: a check can only be as strict as its subschema, or stricter.
+"""
+
+from __future__ import annotations
+
+import re
+import types
+import typing
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+Check = Callable[[Any], bool]
+"""Whether a decoded Struct passes one condition of its schema."""
+
+ANNOTATIONS = frozenset(
+    # `discriminator` is OpenAPI's, not JSON Schema's: every draft 2020-12 validator ignores it.
+    {"$comment", "title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly", "discriminator"}
+)
+
+
+class UnsupportedSchemaError(NotImplementedError):
+    """A subschema uses a keyword, or a combination, that the Struct compiler does not evaluate."""
+
+
+def _json_type(value: Any) -> str | None:
+    """The JSON type of a decoded value, or None for a raw payload whose type is not known."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, (dict, msgspec.Struct)):
+        return "object"
+    return None
+
+
+def _has_type(value: Any, wanted: str) -> bool:
+    found = _json_type(value)
+    # JSON Schema counts an integer as a number; a float with no fraction as an integer too, which
+    # msgspec never hands over where an integer is typed, so it is not needed here.
+    return found == wanted or (wanted == "number" and found == "integer")
+
+
+def value_check(schema: dict[str, Any]) -> Check:
+    """A check of one decoded value against a subschema of `type`, `const`, `enum` and string lengths."""
+    unknown = schema.keys() - ANNOTATIONS - {"type", "const", "enum", "minLength", "maxLength"}
+    if unknown:
+        raise UnsupportedSchemaError(f"keywords {sorted(unknown)} in a condition on a value")
+    wanted = schema.get("type")
+    allowed_types = [wanted] if isinstance(wanted, str) else wanted
+    allowed_values = [schema["const"]] if "const" in schema else schema.get("enum")
+    shortest, longest = schema.get("minLength"), schema.get("maxLength")
+
+    def check(value: Any) -> bool:
+        if _json_type(value) is None:
+            return False  # a raw payload: not proven, so the precise path decides
+        if allowed_types is not None and not any(_has_type(value, t) for t in allowed_types):
+            return False
+        if allowed_values is not None and not any(
+            type(value) is type(option) and value == option for option in allowed_values
+        ):
+            return False
+        if isinstance(value, str):
+            return (shortest is None or len(value) >= shortest) and (longest is None or len(value) <= longest)
+        return True
+
+    return check
+
+
+def object_check(schema: Any, attributes: dict[str, str]) -> Check:
+    """A check of a decoded Struct against a subschema of `required`, `properties` and `not`.
+
+    ``attributes`` maps each JSON key the Struct declares to its attribute name; a condition on a
+    key it does not declare cannot be evaluated (msgspec skips such keys), and is refused.
+    """
+    if not isinstance(schema, dict):
+        raise UnsupportedSchemaError(f"a condition that is not an object schema: {schema!r}")
+    unknown = schema.keys() - ANNOTATIONS - {"required", "properties", "not", "type"}
+    if unknown:
+        raise UnsupportedSchemaError(f"keywords {sorted(unknown)} in a condition on an object")
+    if schema.get("type", "object") != "object":
+        raise UnsupportedSchemaError(f"a condition on an object of type {schema['type']!r}")
+    named = [*schema.get("required", ()), *schema.get("properties", {})]
+    if any(name not in attributes for name in named):
+        raise UnsupportedSchemaError(f"a condition on keys {named} of an object that declares {sorted(attributes)}")
+    required = [attributes[name] for name in schema.get("required", ())]
+    properties = [(attributes[name], value_check(sub)) for name, sub in schema.get("properties", {}).items()]
+    negated = object_check(schema["not"], attributes) if "not" in schema else None
+
+    def check(instance: Any) -> bool:
+        for attribute in required:
+            if getattr(instance, attribute) is msgspec.UNSET:
+                return False
+        for attribute, holds in properties:
+            value = getattr(instance, attribute)
+            if value is not msgspec.UNSET and not holds(value):
+                return False
+        return negated is None or not negated(instance)
+
+    return check
+
+
+def object_checks(schema: dict[str, Any], attributes: dict[str, str]) -> list[Check]:
+    """The checks of an object schema that its Struct's fields cannot make: conditionals and dependencies."""
+    checks = []
+    if "if" in schema:
+        checks.append(conditional_check(schema, attributes))
+    elif "then" in schema or "else" in schema:
+        raise UnsupportedSchemaError("then/else without if")
+    if "dependentRequired" in schema:
+        checks.append(dependencies_check(schema["dependentRequired"], attributes))
+    return checks
+
+
+def conditional_check(schema: dict[str, Any], attributes: dict[str, str]) -> Check:
+    """`if`/`then`/`else` as one check."""
+    condition = object_check(schema["if"], attributes)
+    then = object_check(schema["then"], attributes) if "then" in schema else None
+    otherwise = object_check(schema["else"], attributes) if "else" in schema else None
+
+    def check(instance: Any) -> bool:
+        if condition(instance):
+            return then is None or then(instance)
+        return otherwise is None or otherwise(instance)
+
+    return check
+
+
+def dependencies_check(dependencies: dict[str, list[str]], attributes: dict[str, str]) -> Check:
+    """`dependentRequired`: when a key is present, the keys it names are present too."""
+    for key, names in dependencies.items():
+        if key not in attributes or any(name not in attributes for name in names):
+            raise UnsupportedSchemaError(f"dependentRequired on keys {key!r}, {names} the object does not declare")
+    pairs = [(attributes[key], [attributes[name] for name in names]) for key, names in dependencies.items()]
+
+    def check(instance: Any) -> bool:
+        for attribute, needed in pairs:
+            if getattr(instance, attribute) is msgspec.UNSET:
+                continue
+            if any(getattr(instance, name) is msgspec.UNSET for name in needed):
+                return False
+        return True
+
+    return check
+
+
+def post_init(checks: Sequence[Check], what: str) -> Callable[[Any], None]:
+    """A `__post_init__` that fails decoding when one of ``checks`` does not hold."""
+    frozen = tuple(checks)
+
+    def __post_init__(self: Any) -> None:  # noqa: N807 - the name msgspec calls
+        for holds in frozen:
+            if not holds(self):
+                raise ValueError(f"{what} does not satisfy its schema")
+
+    return __post_init__
+
+
+# ------------------------------------------------------------------------------------- merged branches
+
+
+def conforms(value: Any, kind: Any) -> bool:
+    """Whether a value decoded under a wider type is also what the narrower type ``kind`` accepts."""
+    if kind is msgspec.Raw:
+        return True
+    if kind is None or kind is type(None):
+        return value is None
+    if kind is msgspec.UnsetType:
+        return value is msgspec.UNSET
+    origin = typing.get_origin(kind)
+    if origin is typing.Union or isinstance(kind, types.UnionType):
+        return any(conforms(value, member) for member in typing.get_args(kind))
+    if origin is typing.Literal:
+        return any(type(value) is type(option) and value == option for option in typing.get_args(kind))
+    if origin is typing.Annotated:
+        base, *metadata = typing.get_args(kind)
+        return conforms(value, base) and all(_meets(value, meta) for meta in metadata)
+    if origin is list:
+        (item,) = typing.get_args(kind)
+        return isinstance(value, list) and all(conforms(element, item) for element in value)
+    if origin is dict:
+        _, item = typing.get_args(kind)
+        return isinstance(value, dict) and all(conforms(element, item) for element in value.values())
+    if isinstance(kind, type) and issubclass(kind, msgspec.Struct):
+        return type(value) is kind
+    if kind is float:
+        return type(value) is float
+    return type(value) is kind
+
+
+def _meets(value: Any, meta: msgspec.Meta) -> bool:
+    if meta.ge is not None and not value >= meta.ge:
+        return False
+    if meta.min_length is not None and not len(value) >= meta.min_length:
+        return False
+    if meta.max_length is not None and not len(value) <= meta.max_length:
+        return False
+    return meta.pattern is None or re.search(meta.pattern, value) is not None
+
+
+@dataclass(frozen=True)
+class Branch:
+    """One alternative of an `anyOf`/`oneOf` that shares its tag with others, as a check on the merged Struct."""
+
+    required: tuple[str, ...]
+    declared: dict[str, Any]
+    """Attribute -> the type this branch gives it."""
+    closed: bool
+    """`additionalProperties: false`: attributes it does not declare must be absent."""
+    checks: tuple[Check, ...]
+
+    def accepts(self, instance: Any, merged: dict[str, Any]) -> bool:
+        for attribute in self.required:
+            if getattr(instance, attribute) is msgspec.UNSET:
+                return False
+        for attribute, wide in merged.items():
+            value = getattr(instance, attribute)
+            if value is msgspec.UNSET:
+                continue
+            narrow = self.declared.get(attribute)
+            if narrow is None:
+                if self.closed:
+                    return False
+            elif narrow != wide and not conforms(value, narrow):
+                return False
+        return all(holds(instance) for holds in self.checks)
+
+
+def branches_check(branches: Sequence[Branch], merged: dict[str, Any], exactly_one: bool) -> Check:
+    """At least one branch accepts the instance (`anyOf`), or exactly one does (`oneOf`)."""
+    frozen = tuple(branches)
+
+    def check(instance: Any) -> bool:
+        if not exactly_one:
+            return any(branch.accepts(instance, merged) for branch in frozen)
+        return sum(branch.accepts(instance, merged) for branch in frozen) == 1
+
+    return check
