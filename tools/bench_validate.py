@@ -126,9 +126,7 @@ def main(argv: list[str] | None = None) -> int:
             # The fast path without rules, summary or file reading: what any rule engine built on it
             # could at best reach, so the gap to a target is measured, not guessed.
             for line in lines:
-                record = _fastpath.skeleton(line, "rollout")
-                if record is not None:
-                    _fastpath.structurally_valid(record, "rollout")
+                _fastpath.skeleton(line, "rollout")
 
         def ours(jobs: int) -> Callable[[], object]:
             return lambda: check_files([str(corpus)], jobs=jobs)

@@ -139,10 +139,10 @@ def check_line(
 ) -> CheckedLine:
     """Check one JSONL line, as cheaply as its content allows; every path gives the same diagnostics.
 
-    1. Fast: a line of compact JSON (no whitespace between tokens, as the reference writes) is
-       decoded into its skeleton without building objects for opaque payloads.
-    2. Parsed: any other line is parsed whole (duplicate keys are found here) and its structure
-       checked by the compiled validator.
+    1. Fast: the line is decoded into the Structs compiled from its schema, which checks its
+       structure, without building objects for opaque payloads.
+    2. Parsed: a line the Structs do not take is parsed whole (duplicate keys are found here) and
+       its structure checked by the compiled validator.
     3. Explained: a record that breaks its schema is run through the validator that locates and
        explains every violation.
     Paths 1 and 2 only ever accept; the semantic rules run on whatever path accepted. No path looks
@@ -153,11 +153,7 @@ def check_line(
     attempt = kind or hint
     if fast and attempt is not None:
         record = _fastpath.skeleton(data, attempt)
-        if (
-            record is not None
-            and (kind is not None or detect_kind(record) == attempt)
-            and _fastpath.structurally_valid(record, attempt)
-        ):
+        if record is not None and (kind is not None or detect_kind(record) == attempt):
             return CheckedLine(attempt, record, _rules_only(record, attempt, moment))
     read = read_record(data, kind)
     if isinstance(read, Diagnostic):
@@ -184,7 +180,7 @@ def read_record(data: bytes, kind: str | None = None) -> tuple[str | None, dict[
     if type(parsed) is not dict:
         return not_an_object(parsed)
     resolved = kind or detect_kind(parsed)
-    counted = [(path, key) for path, key in repeated if not _fastpath.opaque_at(resolved, path)]
+    counted = [(path, key) for path, key in repeated if not _fastpath.opaque_at(resolved, path, parsed)]
     if counted:
         return duplicate_key(*counted[0])
     return nesting_problem(parsed, max_depth(resolved)) or (resolved, parsed)

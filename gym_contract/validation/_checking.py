@@ -146,7 +146,7 @@ def _check_open_source(
 
         def inside_payload(record: dict[str, Any], path: tuple[str | int, ...]) -> bool:
             # As on every path of `check_line`, the inside of an opaque payload is not looked at.
-            return _fastpath.opaque_at(options.kind or detect_kind(record), path)
+            return _fastpath.opaque_at(options.kind or detect_kind(record), path, record)
 
         entries = _records.read_json_document(source, options.max_line_bytes, stats=stats, ignore=inside_payload)
         for index, (line, entry) in enumerate(entries):
