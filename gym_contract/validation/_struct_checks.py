@@ -172,33 +172,42 @@ def post_init(checks: Sequence[Check], what: str) -> Callable[[Any], None]:
 # ------------------------------------------------------------------------------------- merged branches
 
 
-def conforms(value: Any, kind: Any) -> bool:
-    """Whether a value decoded under a wider type is also what the narrower type ``kind`` accepts."""
+def conformer(kind: Any) -> Check:
+    """Whether a value decoded under a wider type is also what the narrower type ``kind`` accepts.
+
+    Built once per type: the check runs for every object of a merged Struct.
+    """
     if kind is msgspec.Raw:
-        return True
+        return lambda value: True
     if kind is None or kind is type(None):
-        return value is None
+        return lambda value: value is None
     if kind is msgspec.UnsetType:
-        return value is msgspec.UNSET
+        return lambda value: value is msgspec.UNSET
     origin = typing.get_origin(kind)
     if origin is typing.Union or isinstance(kind, types.UnionType):
-        return any(conforms(value, member) for member in typing.get_args(kind))
+        members = [conformer(member) for member in typing.get_args(kind)]
+        return lambda value: any(holds(value) for holds in members)
     if origin is typing.Literal:
-        return any(type(value) is type(option) and value == option for option in typing.get_args(kind))
+        options = [(type(option), option) for option in typing.get_args(kind)]
+        return lambda value: any(type(value) is kind and value == option for kind, option in options)
     if origin is typing.Annotated:
         base, *metadata = typing.get_args(kind)
-        return conforms(value, base) and all(_meets(value, meta) for meta in metadata)
+        holds = conformer(base)
+        return lambda value: holds(value) and all(_meets(value, meta) for meta in metadata)
     if origin is list:
-        (item,) = typing.get_args(kind)
-        return isinstance(value, list) and all(conforms(element, item) for element in value)
+        item = typing.get_args(kind)[0]
+        if _classes(item) is not None:
+            allowed = _classes(item)
+            return lambda value: type(value) is list and all(type(element) in allowed for element in value)
+        each = conformer(item)
+        return lambda value: type(value) is list and all(each(element) for element in value)
     if origin is dict:
-        _, item = typing.get_args(kind)
-        return isinstance(value, dict) and all(conforms(element, item) for element in value.values())
-    if isinstance(kind, type) and issubclass(kind, msgspec.Struct):
-        return type(value) is kind
-    if kind is float:
-        return type(value) is float
-    return type(value) is kind
+        each = conformer(typing.get_args(kind)[1])
+        return lambda value: type(value) is dict and all(each(element) for element in value.values())
+    if isinstance(kind, type):
+        # A Struct, str, int, float or bool: msgspec decodes each JSON value to exactly one of them.
+        return lambda value: type(value) is kind
+    raise UnsupportedSchemaError(f"no check for values of type {kind!r}")
 
 
 def _meets(value: Any, meta: msgspec.Meta) -> bool:
@@ -211,41 +220,62 @@ def _meets(value: Any, meta: msgspec.Meta) -> bool:
     return meta.pattern is None or re.search(meta.pattern, value) is not None
 
 
+def _classes(kind: Any) -> frozenset[type] | None:
+    """The classes a union of plain classes (Structs, str, …) admits, or None for any other type."""
+    members = typing.get_args(kind) if typing.get_origin(kind) is typing.Union else (kind,)
+    if all(isinstance(member, type) and member is not msgspec.Raw for member in members):
+        return frozenset(members)
+    return None
+
+
 @dataclass(frozen=True)
 class Branch:
     """One alternative of an `anyOf`/`oneOf` that shares its tag with others, as a check on the merged Struct."""
 
     required: tuple[str, ...]
-    declared: dict[str, Any]
-    """Attribute -> the type this branch gives it."""
-    closed: bool
-    """`additionalProperties: false`: attributes it does not declare must be absent."""
+    undeclared: tuple[str, ...]
+    """Attributes of the merged Struct this branch does not declare: absent, when it is closed."""
+    narrower: tuple[tuple[str, Check], ...]
+    """Attributes this branch types more narrowly than the merged Struct, with the check of its type."""
     checks: tuple[Check, ...]
 
-    def accepts(self, instance: Any, merged: dict[str, Any]) -> bool:
+    @classmethod
+    def of(
+        cls,
+        required: Sequence[str],
+        declared: dict[str, Any],
+        merged: dict[str, Any],
+        closed: bool,
+        checks: Sequence[Check],
+    ) -> Branch:
+        """A branch that gives its attributes the types ``declared``; the merged Struct, those ``merged``."""
+        undeclared = tuple(attribute for attribute in merged if attribute not in declared) if closed else ()
+        narrower = tuple(
+            (attribute, conformer(kind)) for attribute, kind in declared.items() if kind != merged[attribute]
+        )
+        return cls(tuple(required), undeclared, narrower, tuple(checks))
+
+    def accepts(self, instance: Any) -> bool:
         for attribute in self.required:
             if getattr(instance, attribute) is msgspec.UNSET:
                 return False
-        for attribute, wide in merged.items():
+        for attribute in self.undeclared:
+            if getattr(instance, attribute) is not msgspec.UNSET:
+                return False
+        for attribute, holds in self.narrower:
             value = getattr(instance, attribute)
-            if value is msgspec.UNSET:
-                continue
-            narrow = self.declared.get(attribute)
-            if narrow is None:
-                if self.closed:
-                    return False
-            elif narrow != wide and not conforms(value, narrow):
+            if value is not msgspec.UNSET and not holds(value):
                 return False
         return all(holds(instance) for holds in self.checks)
 
 
-def branches_check(branches: Sequence[Branch], merged: dict[str, Any], exactly_one: bool) -> Check:
+def branches_check(branches: Sequence[Branch], exactly_one: bool) -> Check:
     """At least one branch accepts the instance (`anyOf`), or exactly one does (`oneOf`)."""
     frozen = tuple(branches)
 
     def check(instance: Any) -> bool:
         if not exactly_one:
-            return any(branch.accepts(instance, merged) for branch in frozen)
-        return sum(branch.accepts(instance, merged) for branch in frozen) == 1
+            return any(branch.accepts(instance) for branch in frozen)
+        return sum(branch.accepts(instance) for branch in frozen) == 1
 
     return check

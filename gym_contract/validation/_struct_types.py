@@ -269,7 +269,7 @@ class _Compiler:
         taken: set[str] = set()
         attributes: dict[str, str] = {}
         wide: dict[str, list[Any]] = {}
-        branches = []
+        parts = []
         for branch, inner in group:
             own = {key: sub for key, sub in branch.get("properties", {}).items() if key != tag_field}
             for key in own:
@@ -279,23 +279,22 @@ class _Compiler:
             for attribute, kind in declared.items():
                 wide.setdefault(attribute, []).append(kind)
             self.build(branch, inner, tag_field)  # refuses, here, a keyword the branch alone could not have
-            branches.append(
-                Branch(
-                    required=tuple(attributes[key] for key in branch.get("required", ()) if key != tag_field),
-                    declared=declared,
-                    closed=branch.get("additionalProperties", True) is False,
-                    checks=tuple(object_checks(branch, attributes)),
-                )
-            )
+            required = [attributes[key] for key in branch.get("required", ()) if key != tag_field]
+            closed = branch.get("additionalProperties", True) is False
+            parts.append((required, declared, closed, object_checks(branch, attributes)))
         merged = {attribute: _widest(kinds) for attribute, kinds in wide.items()}
         fields = [_optional(attribute, kind) for attribute, kind in merged.items()]
-        check = branches_check(branches, merged, exactly_one)
+        branches = [
+            Branch.of(required, declared, merged, closed, checks) for required, declared, closed, checks in parts
+        ]
+        check = branches_check(branches, exactly_one)
         return self._define(
             f"merged {tag}",
             fields,
             attributes,
             namespace={"__post_init__": post_init([check], f"a {tag!r} object")},
-            forbid=all(branch.closed for branch in branches),
+            # Unknown keys are skipped unseen unless forbidden: a closed branch could not refuse them.
+            forbid=any(closed for _, _, closed, _ in parts),
             tag=(tag_field, tag),
         )
 
