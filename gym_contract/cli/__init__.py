@@ -81,7 +81,11 @@ def _schema_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def build_parser() -> argparse.ArgumentParser:
+_OWN_COMMANDS = ("validate", "schema")
+
+
+def build_parser(*, every_command: bool = True) -> argparse.ArgumentParser:
+    """The parser of `gym-contract`; without ``every_command``, of its own commands only (`validate`, `schema`)."""
     parser = argparse.ArgumentParser(
         prog="gym-contract",
         description="Check AI-agent rollout evidence against the gym-contract data contract.",
@@ -126,13 +130,22 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--id", action="store_true", help="print only the schema's $id")
     show.set_defaults(handler=_schema_show)
 
-    for module_name in _COMMAND_MODULES:
+    for module_name in _COMMAND_MODULES if every_command else ():
         importlib.import_module(module_name).register(commands)
     return parser
 
 
+def _needs_every_command(arguments: list[str]) -> bool:
+    """Whether parsing ``arguments`` needs the commands that other modules add, whose imports take long."""
+    command = next((argument for argument in arguments if not argument.startswith("-")), None)
+    if command is None:
+        return not ("--version" in arguments and not {"-h", "--help"} & set(arguments))
+    return command not in _OWN_COMMANDS
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(every_command=_needs_every_command(arguments)).parse_args(arguments)
     try:
         return int(args.handler(args))
     except BrokenPipeError:

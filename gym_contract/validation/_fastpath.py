@@ -15,12 +15,11 @@ import typing
 from functools import cache
 from typing import Any
 
-import jsonschema_rs
 import msgspec
 
 from gym_contract import schemas
 from gym_contract._limits import max_depth
-from gym_contract._vocabulary import ROLLOUT_ATTACHMENTS, SCHEMA_OF_KIND
+from gym_contract._vocabulary import ROLLOUT_ATTACHMENTS, SCHEMA_OF_KIND, detect_kind
 from gym_contract.validation._struct_types import record_decoder, record_type
 
 # Rollout keys the rules or the kind detection read.
@@ -68,6 +67,14 @@ def _decoded(data: bytes, kind: str) -> Any:
             top[key] = msgspec.json.decode(raw)
         # any other key lies outside the contract: it stays raw and is never read
     return top
+
+
+def kind_of(data: bytes) -> str | None:
+    """The kind of record a line holds, told from its keys alone, or None (not an object, not JSON, not known)."""
+    try:
+        return detect_kind(_TOP_LEVEL.decode(data))
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return None
 
 
 def skeleton(data: bytes, kind: str) -> dict[str, Any] | None:
@@ -169,6 +176,8 @@ def _fields(struct: Any) -> dict[str, Any]:
 @cache
 def structural_validator(kind: str) -> Any:
     """A compiled jsonschema_rs validator over the same bundled schemas (no network)."""
+    import jsonschema_rs  # only lines the Structs do not take need it
+
     documents = [(schemas.schema_id(n), schemas.get(n)) for n in schemas.names() if "#" not in schemas.schema_id(n)]
     registry = jsonschema_rs.Registry(documents)
     return jsonschema_rs.validator_for({"$ref": schemas.schema_id(SCHEMA_OF_KIND[kind])}, registry=registry)
