@@ -5,9 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
-
-from jsonschema.exceptions import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from gym_contract import schemas
 from gym_contract._json_pointer import pointer
@@ -31,6 +29,9 @@ from gym_contract.validation._record_rules import (
     trajectory_rules,
 )
 from gym_contract.validation._rules import Context, rollout_id_rule
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
 
 __all__ = ["KINDS", "ROLLOUT_ATTACHMENTS", "detect_kind", "is_valid", "iter_diagnostics", "validate"]
 
@@ -80,6 +81,11 @@ def _diagnostics(obj: dict[str, Any], kind: str, now: float) -> Iterator[Diagnos
 
 
 def _record_diagnostics(obj: dict[str, Any], kind: str, now: float) -> Iterator[Diagnostic]:
+    if _fastpath.structurally_valid(obj, kind):
+        # Nothing for the explaining validator to find: in a rollout record, only the attachment
+        # that breaks its schema is walked by it, the slowest step of all.
+        yield from _rule_diagnostics(obj, kind, now)
+        return
     schema_name = SCHEMA_OF_KIND[kind]
     schema_id = schemas.schema_id(schema_name)
     validator = schemas.validator(schema_name)
@@ -150,7 +156,7 @@ def check_line(
     ``hint`` is the kind to try first when ``kind`` is not given (usually the previous line's).
     """
     moment = time.time() if now is None else now
-    attempt = kind or hint
+    attempt = kind or hint or (_fastpath.kind_of(data) if fast else None)
     if fast and attempt is not None:
         record = _fastpath.skeleton(data, attempt)
         if record is not None and (kind is not None or detect_kind(record) == attempt):
