@@ -1,0 +1,87 @@
+"""Measure `gym-contract validate` as a whole process against the peer script, start-up, and invalid records.
+
+    python tools/bench_process.py CLEAN.jsonl [--invalid DEFECTIVE.jsonl] [--passes 5]
+
+Every figure is the median of several passes, taken in one run, so that ratios compare like with
+like on a shared machine: the command against `tools/peer_validate.py` (orjson + jsonschema_rs,
+line by line) on the same file; `--jobs 2` against one job; start-up (`validate` on an empty
+file, `--version`) against `python -c "import orjson, msgspec"`; and, given a file of the same
+records with some of them invalid, its rate against the clean file's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TOOLS = Path(__file__).resolve().parent
+
+
+def median_seconds(command: list[str], passes: int) -> float:
+    """Median wall time of a command run ``passes`` times; its output is thrown away."""
+    times = []
+    for _ in range(passes):
+        started = time.perf_counter()
+        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("corpus", type=Path, help="a JSONL file of valid rollout records")
+    parser.add_argument("--invalid", type=Path, help="the same records with some of them invalid")
+    parser.add_argument("--passes", type=int, default=5, help="passes per measurement; the median is reported")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    args = parser.parse_args(argv)
+    command = shutil.which("gym-contract") or "gym-contract"
+    ours = [command, "validate", "--quiet"]
+    megabytes = args.corpus.stat().st_size / 1e6
+    with tempfile.TemporaryDirectory() as tmp:
+        empty = Path(tmp) / "empty.jsonl"
+        empty.write_bytes(b"")
+        seconds = {
+            "peer (orjson + jsonschema_rs script)": median_seconds(
+                [sys.executable, str(TOOLS / "peer_validate.py"), str(args.corpus)], args.passes
+            ),
+            "gym-contract validate": median_seconds([*ours, str(args.corpus)], args.passes),
+            "gym-contract validate --jobs 2": median_seconds([*ours, "--jobs", "2", str(args.corpus)], args.passes),
+            "python -c 'import orjson, msgspec'": median_seconds(
+                [sys.executable, "-c", "import orjson, msgspec"], args.passes * 2
+            ),
+            "gym-contract validate (empty file)": median_seconds([*ours, str(empty)], args.passes * 2),
+            "gym-contract --version": median_seconds([command, "--version"], args.passes * 2),
+        }
+        if args.invalid is not None:
+            seconds["gym-contract validate (invalid records)"] = median_seconds([*ours, str(args.invalid)], args.passes)
+    floor = seconds["python -c 'import orjson, msgspec'"]
+    ratios = {
+        "whole process vs peer": seconds["peer (orjson + jsonschema_rs script)"] / seconds["gym-contract validate"],
+        "jobs 2 vs jobs 1": seconds["gym-contract validate"] / seconds["gym-contract validate --jobs 2"],
+        "start-up, empty file vs import orjson, msgspec": seconds["gym-contract validate (empty file)"] / floor,
+        "start-up, --version vs import orjson, msgspec": seconds["gym-contract --version"] / floor,
+    }
+    if args.invalid is not None:
+        rate = args.invalid.stat().st_size / seconds["gym-contract validate (invalid records)"]
+        ratios["invalid-record rate vs clean rate"] = rate / (
+            args.corpus.stat().st_size / seconds["gym-contract validate"]
+        )
+    print(f"corpus: {args.corpus} ({megabytes:.1f} MB); median of {args.passes} passes (start-up: {args.passes * 2})")
+    for name, value in seconds.items():
+        print(f"  {name:<44} {value:8.3f} s")
+    for name, ratio in ratios.items():
+        print(f"  ratio {name:<50} {ratio:6.2f}×")
+    if args.json:
+        print(json.dumps({"seconds": seconds, "ratios": ratios}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
