@@ -6,6 +6,7 @@ any keyword it does not evaluate: a check can only be as strict as its subschema
 
 from __future__ import annotations
 
+import operator
 import re
 import types
 import typing
@@ -63,6 +64,10 @@ def value_check(schema: dict[str, Any]) -> Check:
     allowed_types = [wanted] if isinstance(wanted, str) else wanted
     allowed_values = [schema["const"]] if "const" in schema else schema.get("enum")
     shortest, longest = schema.get("minLength"), schema.get("maxLength")
+    if allowed_types == ["string"] and allowed_values is None and longest is None:
+        # The common condition (a non-empty id), in one step: it runs for every model call reference.
+        least = shortest or 0
+        return lambda value: type(value) is str and len(value) >= least
 
     def check(value: Any) -> bool:
         if _json_type(value) is None:
@@ -99,11 +104,11 @@ def object_check(schema: Any, attributes: dict[str, str]) -> Check:
     required = [attributes[name] for name in schema.get("required", ())]
     properties = [(attributes[name], value_check(sub)) for name, sub in schema.get("properties", {}).items()]
     negated = object_check(schema["not"], attributes) if "not" in schema else None
+    present = _all_present(required)
 
     def check(instance: Any) -> bool:
-        for attribute in required:
-            if getattr(instance, attribute) is msgspec.UNSET:
-                return False
+        if not present(instance):
+            return False
         for attribute, holds in properties:
             value = getattr(instance, attribute)
             if value is not msgspec.UNSET and not holds(value):
@@ -111,6 +116,27 @@ def object_check(schema: Any, attributes: dict[str, str]) -> Check:
         return negated is None or not negated(instance)
 
     return check
+
+
+def _all_present(attributes: Sequence[str]) -> Check:
+    """Whether none of ``attributes`` is UNSET, in one call to C for any number of them."""
+    if not attributes:
+        return lambda instance: True
+    read = operator.attrgetter(*attributes)
+    if len(attributes) == 1:
+        return lambda instance: read(instance) is not msgspec.UNSET
+    return lambda instance: msgspec.UNSET not in read(instance)
+
+
+def _all_absent(attributes: Sequence[str]) -> Check:
+    """Whether all of ``attributes`` are UNSET, in one call to C for any number of them."""
+    if not attributes:
+        return lambda instance: True
+    read = operator.attrgetter(*attributes)
+    if len(attributes) == 1:
+        return lambda instance: read(instance) is msgspec.UNSET
+    absent = (msgspec.UNSET,) * len(attributes)
+    return lambda instance: read(instance) == absent
 
 
 def object_checks(schema: dict[str, Any], attributes: dict[str, str]) -> list[Check]:
@@ -144,13 +170,17 @@ def dependencies_check(dependencies: dict[str, list[str]], attributes: dict[str,
     for key, names in dependencies.items():
         if key not in attributes or any(name not in attributes for name in names):
             raise UnsupportedSchemaError(f"dependentRequired on keys {key!r}, {names} the object does not declare")
-    pairs = [(attributes[key], [attributes[name] for name in names]) for key, names in dependencies.items()]
+    pairs = [
+        (attributes[key], _all_present([attributes[name] for name in names])) for key, names in dependencies.items()
+    ]
+    # Most objects carry none of the keys that have dependents: that case is told in one step.
+    none_given = _all_absent([attribute for attribute, _ in pairs])
 
     def check(instance: Any) -> bool:
+        if none_given(instance):
+            return True
         for attribute, needed in pairs:
-            if getattr(instance, attribute) is msgspec.UNSET:
-                continue
-            if any(getattr(instance, name) is msgspec.UNSET for name in needed):
+            if getattr(instance, attribute) is not msgspec.UNSET and not needed(instance):
                 return False
         return True
 
@@ -232,9 +262,10 @@ def _classes(kind: Any) -> frozenset[type] | None:
 class Branch:
     """One alternative of an `anyOf`/`oneOf` that shares its tag with others, as a check on the merged Struct."""
 
-    required: tuple[str, ...]
-    undeclared: tuple[str, ...]
-    """Attributes of the merged Struct this branch does not declare: absent, when it is closed."""
+    present: Check
+    """Whether the attributes this branch requires are there."""
+    absent: Check
+    """Whether the attributes of the merged Struct this branch does not declare are absent, when it is closed."""
     narrower: tuple[tuple[str, Check], ...]
     """Attributes this branch types more narrowly than the merged Struct, with the check of its type."""
     checks: tuple[Check, ...]
@@ -253,15 +284,11 @@ class Branch:
         narrower = tuple(
             (attribute, conformer(kind)) for attribute, kind in declared.items() if kind != merged[attribute]
         )
-        return cls(tuple(required), undeclared, narrower, tuple(checks))
+        return cls(_all_present(required), _all_absent(undeclared), narrower, tuple(checks))
 
     def accepts(self, instance: Any) -> bool:
-        for attribute in self.required:
-            if getattr(instance, attribute) is msgspec.UNSET:
-                return False
-        for attribute in self.undeclared:
-            if getattr(instance, attribute) is not msgspec.UNSET:
-                return False
+        if not (self.present(instance) and self.absent(instance)):
+            return False
         for attribute, holds in self.narrower:
             value = getattr(instance, attribute)
             if value is not msgspec.UNSET and not holds(value):
