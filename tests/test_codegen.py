@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import subprocess
 import sys
@@ -75,3 +76,35 @@ def test_only_the_facade_imports_generated_code():
         if "_generated" not in path.parts and "gym_contract._generated" in path.read_text()
     ]
     assert importers == ["gym_contract/models.py"]
+
+
+def _codegen_module():
+    spec = importlib.util.spec_from_file_location("codegen_under_test", REPO / "tools" / "codegen.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_without_the_generator_the_check_says_so_in_one_line(monkeypatch, capsys):
+    codegen = _codegen_module()
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "datamodel_code_generator" else real(name, *a)
+    )
+    assert codegen.main(["--check"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("\n") == 1
+    assert "datamodel-code-generator is not installed" in err
+    assert "pip install -e '.[dev]'" in err
+
+
+def test_a_failing_generator_is_reported_not_taken_for_drift(monkeypatch, capsys):
+    codegen = _codegen_module()
+    monkeypatch.setattr(codegen, "CODEGEN_ARGS", [*codegen.CODEGEN_ARGS, "--no-such-option"])
+    assert codegen.main(["--check"]) == 2
+    out, err = capsys.readouterr()
+    assert "out of step" not in out + err
+    assert "datamodel-code-generator failed" in err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gzip
 import io
 import json
 import tempfile
@@ -18,6 +19,7 @@ from gym_contract import (
     KINDS,
     ContractError,
     attach_trajectory,
+    check_files,
     collect,
     derive_record,
     detect_kind,
@@ -247,6 +249,23 @@ def test_a_task_id_that_is_no_id_gives_a_projection_gap_not_an_exception(task_id
     gaps = [gap["code"] for gap in attached["ng_agent_observations"]["gaps"]]
     assert "ng_trajectory" not in attached
     assert gaps == ["trajectory_projection_failed"]
+
+
+@pytest.mark.parametrize(
+    ("content", "lines"),
+    [
+        (b"\x1f\x8b\n", 1),  # found by the thorough run: gzip's magic bytes and nothing after them
+        (b"\x1f\x8b{}\n{}\n{}\n", 1),  # the stream breaks at its header: its first line onwards is lost
+        (gzip.compress(b'{"source":"pi","records":[]}\n' * 3)[:-12], None),  # cut inside the deflate data
+    ],
+)
+def test_a_damaged_stream_counts_the_line_where_it_broke(tmp_path: Path, content: bytes, lines: int | None):
+    path = tmp_path / "misnamed.jsonl"
+    path.write_bytes(content)
+    report = check_files([str(path)], now=NOW)
+    expected = lines if lines is not None else report.records + 1  # the records read before the break, then it
+    assert (report.lines, report.damaged_lines, report.by_code["input_truncated"]) == (expected, 1, 1)
+    assert report.blank_lines + report.damaged_lines + report.records == report.lines
 
 
 FUZZED_LINES = [

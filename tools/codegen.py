@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import importlib.util
 import shutil
 import subprocess
 import sys
@@ -58,8 +59,29 @@ CODEGEN_ARGS = [
 ]
 
 
+class GenerationError(Exception):
+    """The generator cannot run here: the models are neither written nor checked."""
+
+
+# The generator and its formatter, as the dev extra pins them: another version writes other code.
+TOOLS = {"datamodel_code_generator": "datamodel-code-generator", "ruff": "ruff"}
+
+
+def missing_tools() -> list[str]:
+    """The generation tools this interpreter cannot import."""
+    return [name for module, name in TOOLS.items() if importlib.util.find_spec(module) is None]
+
+
 def generate(destination: Path) -> None:
-    """Write the generated package for every modelled schema into ``destination``."""
+    """Write the generated package for every modelled schema into ``destination``.
+
+    Raises GenerationError when a tool is missing or the generator fails, with what it said.
+    """
+    if missing := missing_tools():
+        raise GenerationError(
+            f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not installed for {sys.executable}; "
+            "install the dev tools first: python -m pip install -e '.[dev]'"
+        )
     with tempfile.TemporaryDirectory() as tmp:
         inputs = Path(tmp) / "schemas"
         inputs.mkdir()
@@ -77,7 +99,10 @@ def generate(destination: Path) -> None:
             str(raw),
             *CODEGEN_ARGS,
         ]
-        subprocess.run(command, check=True, cwd=tmp)
+        run = subprocess.run(command, cwd=tmp, capture_output=True, text=True, check=False)
+        if run.returncode != 0:
+            said = run.stderr.strip().splitlines()[-1:] or ["no message"]
+            raise GenerationError(f"datamodel-code-generator failed (exit {run.returncode}): {said[0]}")
         if destination.exists():
             shutil.rmtree(destination)
         destination.mkdir(parents=True)
@@ -109,14 +134,19 @@ def main(argv: list[str] | None = None) -> int:
         "--check", action="store_true", help="fail when the committed models differ from a fresh generation"
     )
     args = parser.parse_args(argv)
-    if not args.check:
-        generate(OUTPUT_DIR)
-        print(f"generated {len(list(OUTPUT_DIR.glob('*.py')))} modules into {OUTPUT_DIR.relative_to(ROOT)}")
-        return 0
-    with tempfile.TemporaryDirectory() as tmp:
-        fresh = Path(tmp) / VERSION
-        generate(fresh)
-        diff = drift(OUTPUT_DIR, fresh)
+    try:
+        if not args.check:
+            generate(OUTPUT_DIR)
+            print(f"generated {len(list(OUTPUT_DIR.glob('*.py')))} modules into {OUTPUT_DIR.relative_to(ROOT)}")
+            return 0
+        with tempfile.TemporaryDirectory() as tmp:
+            fresh = Path(tmp) / VERSION
+            generate(fresh)
+            diff = drift(OUTPUT_DIR, fresh)
+    except GenerationError as error:
+        # Status 2, not 1: nothing is known about drift, and 1 would say the models are out of step.
+        print(f"tools/codegen.py: cannot {'check' if args.check else 'generate'} the models: {error}", file=sys.stderr)
+        return 2
     if diff:
         sys.stdout.writelines(diff[:200])
         print(f"\n{OUTPUT_DIR.relative_to(ROOT)} is out of step with schemas/{VERSION}: run python tools/codegen.py")

@@ -89,9 +89,12 @@ def iter_lines(
         try:
             chunk = next(chunks, b"")
         except DamagedStreamError as damage:
+            # The line where reading broke is counted, as it is reported: a report's lines add up.
+            stats.lines_seen = finished + 1
             yield Diagnostic.of("input_truncated", f"{damage}; line {finished + 1} onwards is lost", line=finished + 1)
             return
         except OSError as error:
+            stats.lines_seen = finished + 1
             message = f"reading stopped: {error.strerror or error}"
             yield Diagnostic.of("input_unreadable", message, line=finished + 1)
             return
