@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import json
 from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -66,6 +65,8 @@ def _root() -> Traversable:
     packaged = resources.files("gym_contract") / "_schemas" / SCHEMA_VERSION
     if packaged.is_dir():
         return packaged
+    from pathlib import Path
+
     return Path(__file__).resolve().parent.parent / "schemas" / SCHEMA_VERSION
 
 

@@ -10,10 +10,11 @@ import sys
 from collections.abc import Sequence
 
 from gym_contract import __version__, schemas
+from gym_contract._vocabulary import KINDS
 from gym_contract.cli._common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, positive, say
-from gym_contract.cli._render import progress_bar, render_json, render_text
-from gym_contract.validation import KINDS
-from gym_contract.validation._checking import DEFAULT_MAX_LINE_BYTES, InputUnreadable, check_files
+
+# The engine and the renderer are imported by the command that runs: `--version`, `--help` and
+# `schema` start without them.
 
 # Modules that add a command: each has `register(commands)`, given the subparsers of `gym-contract`,
 # and sets `handler` on its parser to a function of the parsed arguments returning the exit status.
@@ -27,13 +28,16 @@ _COMMAND_MODULES: tuple[str, ...] = (
 
 
 def _validate(args: argparse.Namespace) -> int:
+    from gym_contract.cli._render import progress_bar, render_json, render_text
+    from gym_contract.validation._checking import InputUnreadable, check_files
+
     try:
         with progress_bar(not args.quiet and args.format == "text") as progress:
             report = check_files(
                 args.paths,
                 args.kind,
                 max_diagnostics=args.max_diagnostics,
-                max_line_bytes=args.max_line_bytes,
+                **({} if args.max_line_bytes is None else {"max_line_bytes": args.max_line_bytes}),
                 jobs=args.jobs,
                 progress=progress,  # type: ignore[arg-type]
             )
@@ -108,7 +112,7 @@ def build_parser(*, every_command: bool = True) -> argparse.ArgumentParser:
     validate.add_argument(
         "--max-diagnostics", type=positive, default=1000, help="diagnostics listed (all are counted; default 1000)"
     )
-    validate.add_argument("--max-line-bytes", type=positive, default=DEFAULT_MAX_LINE_BYTES, help=argparse.SUPPRESS)
+    validate.add_argument("--max-line-bytes", type=positive, help=argparse.SUPPRESS)
     validate.add_argument(
         "--jobs",
         type=_jobs,

@@ -11,7 +11,7 @@ from gym_contract import schemas
 from gym_contract._json_pointer import pointer
 from gym_contract._limits import max_depth, value_problem
 from gym_contract._values import PREVIEW_CHARS, NumberText, json_type, preview
-from gym_contract._vocabulary import ROLLOUT_ATTACHMENTS, SCHEMA_OF_KIND, detect_kind
+from gym_contract._vocabulary import KINDS, ROLLOUT_ATTACHMENTS, SCHEMA_OF_KIND, detect_kind
 from gym_contract.diagnostics import ContractError, Diagnostic
 from gym_contract.reading._json_parsing import (
     duplicate_key,
@@ -43,7 +43,6 @@ _KIND_SPECS: dict[str, tuple[Callable[[dict[str, Any], Context], Iterator[Diagno
     "capture_exchange": (exchange_rules, "capture"),
     "agent_outcome": (outcome_rules, "outcome"),
 }
-KINDS: tuple[str, ...] = (*_KIND_SPECS, "rollout")
 
 
 def iter_diagnostics(obj: Any, kind: str | None = None, *, now: float | None = None) -> Iterator[Diagnostic]:

@@ -20,7 +20,6 @@ import msgspec
 from gym_contract import schemas
 from gym_contract._limits import max_depth
 from gym_contract._vocabulary import ROLLOUT_ATTACHMENTS, SCHEMA_OF_KIND, detect_kind
-from gym_contract.validation._struct_types import record_decoder, record_type
 
 # Rollout keys the rules or the kind detection read.
 _ROLLOUT_MARKERS = ("_ng_rollout_id", "_ng_task_index", "_ng_rollout_index")
@@ -57,6 +56,9 @@ def _depth_bounded_by_interpreter(kind: str) -> bool:
 
 def _decoded(data: bytes, kind: str) -> Any:
     """The line decoded into its Structs (a rollout: a dict of its keys); raises when it does not fit."""
+    # The Structs are imported by the first line decoded: an empty input, or --help, starts without them.
+    from gym_contract.validation._struct_types import record_decoder
+
     if kind != "rollout":
         return record_decoder(kind).decode(data)
     top: dict[str, Any] = _TOP_LEVEL.decode(data)
@@ -120,6 +122,8 @@ def opaque_at(kind: str | None, path: tuple[str | int, ...], record: Any = None)
         if attachment is None:
             return head not in _ROLLOUT_MARKERS
         return opaque_at(attachment, tuple(rest), _child(record, head))
+    from gym_contract.validation._struct_types import record_type
+
     current: Any = record_type(kind)
     value = record
     for segment in path:
