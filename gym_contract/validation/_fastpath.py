@@ -188,6 +188,14 @@ def structural_validator(kind: str) -> Any:
     return jsonschema_rs.validator_for({"$ref": schemas.schema_id(SCHEMA_OF_KIND[kind])}, registry=registry)
 
 
+def failing_paths(record: dict[str, Any], kind: str) -> list[tuple[str | int, ...]] | None:
+    """Where a parsed record of ``kind`` breaks its schema, as the compiled validator locates it; None if it cannot."""
+    try:
+        return [tuple(error.instance_path) for error in structural_validator(kind).iter_errors(record)]
+    except ValueError:
+        return None  # a value it cannot represent (a number Python holds as text)
+
+
 def structurally_valid(record: dict[str, Any], kind: str) -> bool:
     """Whether a parsed record satisfies its schema; for a rollout, every attachment present.
 
