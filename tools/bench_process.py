@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -24,20 +25,33 @@ from pathlib import Path
 TOOLS = Path(__file__).resolve().parent
 
 
+# As an installed package runs: from compiled bytecode, which a first, untimed pass writes if need be.
+ENVIRONMENT = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+
+
 def median_seconds(command: list[str], passes: int) -> float:
-    """Median wall time of a command run ``passes`` times; its output is thrown away."""
+    """Median wall time of a command run ``passes`` times after one untimed pass; its output is thrown away."""
     times = []
-    for _ in range(passes):
+    for _ in range(passes + 1):
         started = time.perf_counter()
-        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=ENVIRONMENT)
         times.append(time.perf_counter() - started)
-    return statistics.median(times)
+    return statistics.median(times[1:])
+
+
+def peak_rss_mb(command: list[str]) -> float:
+    """The largest resident set of a command's process while it runs, in MB (its workers not counted)."""
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENVIRONMENT)
+    _, _, usage = os.wait4(process.pid, 0)
+    process.returncode = 0  # reaped here; Popen must not wait for it again
+    return usage.ru_maxrss / 1024  # kilobytes on Linux
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("corpus", type=Path, help="a JSONL file of valid rollout records")
     parser.add_argument("--invalid", type=Path, help="the same records with some of them invalid")
+    parser.add_argument("--rss", type=Path, help="a large file (1 GB or so) whose peak resident set is measured")
     parser.add_argument("--passes", type=int, default=5, help="passes per measurement; the median is reported")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
     args = parser.parse_args(argv)
@@ -61,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         if args.invalid is not None:
             seconds["gym-contract validate (invalid records)"] = median_seconds([*ours, str(args.invalid)], args.passes)
+    memory = {} if args.rss is None else {"peak RSS of validate, MB": peak_rss_mb([*ours, str(args.rss)])}
     floor = seconds["python -c 'import orjson, msgspec'"]
     ratios = {
         "whole process vs peer": seconds["peer (orjson + jsonschema_rs script)"] / seconds["gym-contract validate"],
@@ -78,8 +93,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {name:<44} {value:8.3f} s")
     for name, ratio in ratios.items():
         print(f"  ratio {name:<50} {ratio:6.2f}×")
+    for name, megabytes_used in memory.items():
+        print(f"  {name:<44} {megabytes_used:8.1f} ({args.rss.stat().st_size / 1e6:,.0f} MB file)")
     if args.json:
-        print(json.dumps({"seconds": seconds, "ratios": ratios}, indent=2))
+        print(json.dumps({"seconds": seconds, "ratios": ratios, "memory": memory}, indent=2))
     return 0
 
 

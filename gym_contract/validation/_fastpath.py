@@ -54,8 +54,10 @@ def _depth_bounded_by_interpreter(kind: str) -> bool:
     return sys.version_info < (3, 12) and sys.getrecursionlimit() <= max_depth(kind)
 
 
-def _decoded(data: bytes, kind: str) -> Any:
-    """The line decoded into its Structs (a rollout: a dict of its keys); raises when it does not fit."""
+def decoded(data: bytes, kind: str) -> Any:
+    """The line decoded into its Structs (a rollout: a dict of its keys); raises when it does not fit.
+
+    Not proven: that no key was repeated or skipped (see `skeleton`)."""
     # The Structs are imported by the first line decoded: an empty input, or --help, starts without them.
     from gym_contract.validation._struct_types import record_decoder
 
@@ -93,10 +95,10 @@ def skeleton(data: bytes, kind: str) -> dict[str, Any] | None:
             data.decode("utf-8")
         if _ESCAPED_COLON in data:
             return None
-        decoded = _decoded(data, kind)
-        if not _keys_all_kept(data, decoded):
+        structs = decoded(data, kind)
+        if not _keys_all_kept(data, structs):
             return None
-        record = msgspec.to_builtins(decoded, builtin_types=(msgspec.Raw,))
+        record = msgspec.to_builtins(structs, builtin_types=(msgspec.Raw,))
     except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError):
         # ValueError covers bad UTF-8 and integers too long to convert; RecursionError, nesting
         # deeper than the interpreter lets msgspec go. The parsed path decides them all.
