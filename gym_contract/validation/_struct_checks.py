@@ -215,11 +215,23 @@ def conformer(kind: Any) -> Check:
         return lambda value: value is msgspec.UNSET
     origin = typing.get_origin(kind)
     if origin is typing.Union or isinstance(kind, types.UnionType):
-        members = [conformer(member) for member in typing.get_args(kind)]
-        return lambda value: any(holds(value) for holds in members)
+        # Plain classes are told in one step; only the other members need a check of their own.
+        members = typing.get_args(kind)
+        plain = frozenset(m for m in members if isinstance(m, type) and _is_plain(m))
+        others = tuple(conformer(member) for member in members if member not in plain)
+        if not others:
+            return lambda value: type(value) in plain
+        if len(others) == 1:
+            (other,) = others
+            return lambda value: type(value) in plain or other(value)
+        return lambda value: type(value) in plain or any(holds(value) for holds in others)
     if origin is typing.Literal:
-        options = [(type(option), option) for option in typing.get_args(kind)]
-        return lambda value: any(type(value) is kind and value == option for kind, option in options)
+        options = typing.get_args(kind)
+        if all(type(option) is str for option in options):
+            texts = frozenset(options)
+            return lambda value: type(value) is str and value in texts
+        typed = [(type(option), option) for option in options]
+        return lambda value: any(type(value) is kind and value == option for kind, option in typed)
     if origin is typing.Annotated:
         base, *metadata = typing.get_args(kind)
         holds = conformer(base)
@@ -234,10 +246,14 @@ def conformer(kind: Any) -> Check:
     if origin is dict:
         each = conformer(typing.get_args(kind)[1])
         return lambda value: type(value) is dict and all(each(element) for element in value.values())
-    if isinstance(kind, type):
-        # A Struct, str, int, float or bool: msgspec decodes each JSON value to exactly one of them.
+    if isinstance(kind, type) and _is_plain(kind):
         return lambda value: type(value) is kind
     raise UnsupportedSchemaError(f"no check for values of type {kind!r}")
+
+
+def _is_plain(kind: type) -> bool:
+    """A Struct, str, int, float or bool: msgspec decodes each JSON value to exactly one of them."""
+    return kind is not msgspec.Raw and kind is not msgspec.UnsetType and kind is not type(None)
 
 
 def _meets(value: Any, meta: msgspec.Meta) -> bool:
@@ -293,7 +309,11 @@ class Branch:
             value = getattr(instance, attribute)
             if value is not msgspec.UNSET and not holds(value):
                 return False
-        return all(holds(instance) for holds in self.checks)
+        # A loop, not all() over a generator: this runs for every message of every conversation.
+        for holds in self.checks:  # noqa: SIM110
+            if not holds(instance):
+                return False
+        return True
 
 
 def branches_check(branches: Sequence[Branch], exactly_one: bool) -> Check:
