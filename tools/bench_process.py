@@ -29,14 +29,19 @@ TOOLS = Path(__file__).resolve().parent
 ENVIRONMENT = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
 
 
-def median_seconds(command: list[str], passes: int) -> float:
-    """Median wall time of a command run ``passes`` times after one untimed pass; its output is thrown away."""
-    times = []
+def median_seconds(commands: dict[str, list[str]], passes: int) -> dict[str, float]:
+    """Median wall time of each command over ``passes`` rounds, after one untimed round; output thrown away.
+
+    A round runs every command once, in turn, so that a change in the machine's load weighs on all
+    of them alike and the ratios between them hold.
+    """
+    times: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(passes + 1):
-        started = time.perf_counter()
-        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=ENVIRONMENT)
-        times.append(time.perf_counter() - started)
-    return statistics.median(times[1:])
+        for name, command in commands.items():
+            started = time.perf_counter()
+            subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=ENVIRONMENT)
+            times[name].append(time.perf_counter() - started)
+    return {name: statistics.median(taken[1:]) for name, taken in times.items()}
 
 
 def peak_rss_mb(command: list[str]) -> float:
@@ -61,20 +66,19 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         empty = Path(tmp) / "empty.jsonl"
         empty.write_bytes(b"")
-        seconds = {
-            "peer (orjson + jsonschema_rs script)": median_seconds(
-                [sys.executable, str(TOOLS / "peer_validate.py"), str(args.corpus)], args.passes
-            ),
-            "gym-contract validate": median_seconds([*ours, str(args.corpus)], args.passes),
-            "gym-contract validate --jobs 2": median_seconds([*ours, "--jobs", "2", str(args.corpus)], args.passes),
-            "python -c 'import orjson, msgspec'": median_seconds(
-                [sys.executable, "-c", "import orjson, msgspec"], args.passes * 2
-            ),
-            "gym-contract validate (empty file)": median_seconds([*ours, str(empty)], args.passes * 2),
-            "gym-contract --version": median_seconds([command, "--version"], args.passes * 2),
+        throughput = {
+            "peer (orjson + jsonschema_rs script)": [sys.executable, str(TOOLS / "peer_validate.py"), str(args.corpus)],
+            "gym-contract validate": [*ours, str(args.corpus)],
+            "gym-contract validate --jobs 2": [*ours, "--jobs", "2", str(args.corpus)],
         }
         if args.invalid is not None:
-            seconds["gym-contract validate (invalid records)"] = median_seconds([*ours, str(args.invalid)], args.passes)
+            throughput["gym-contract validate (invalid records)"] = [*ours, str(args.invalid)]
+        start_up = {
+            "python -c 'import orjson, msgspec'": [sys.executable, "-c", "import orjson, msgspec"],
+            "gym-contract validate (empty file)": [*ours, str(empty)],
+            "gym-contract --version": [command, "--version"],
+        }
+        seconds = median_seconds(throughput, args.passes) | median_seconds(start_up, args.passes * 2)
     memory = {} if args.rss is None else {"peak RSS of validate, MB": peak_rss_mb([*ours, str(args.rss)])}
     floor = seconds["python -c 'import orjson, msgspec'"]
     ratios = {
