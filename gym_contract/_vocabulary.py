@@ -27,6 +27,9 @@ SCHEMA_OF_KIND = {
 }
 """Kind of record -> name of its bundled schema."""
 
+KINDS: tuple[str, ...] = (*SCHEMA_OF_KIND, "rollout")
+"""Every kind of record the package checks: each schema's kind, and the rollout record that carries them."""
+
 _ROLLOUT_MARKERS = (
     *ROLLOUT_ATTACHMENTS,
     "_ng_rollout_id",

@@ -5,13 +5,13 @@ from __future__ import annotations
 import copy
 import json
 from functools import cache
-from importlib import resources
-from importlib.abc import Traversable
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema import Draft202012Validator
-from referencing import Registry, Resource
+if TYPE_CHECKING:
+    from importlib.abc import Traversable
+
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
 
 from gym_contract._json_pointer import resolve
 
@@ -60,9 +60,13 @@ class RemoteReferenceError(LookupError):
 
 def _root() -> Traversable:
     """Folder of the schemas of this version: inside the wheel, else in the source checkout."""
+    from importlib import resources  # imported when first needed, as every slow import here
+
     packaged = resources.files("gym_contract") / "_schemas" / SCHEMA_VERSION
     if packaged.is_dir():
         return packaged
+    from pathlib import Path
+
     return Path(__file__).resolve().parent.parent / "schemas" / SCHEMA_VERSION
 
 
@@ -115,6 +119,8 @@ def _refuse_remote(uri: str) -> Resource[Any]:
 @cache
 def registry() -> Registry[Any]:
     """A `referencing` registry holding every bundled schema under its `$id`; anything else is refused."""
+    from referencing import Registry, Resource
+
     resources_by_id = [(doc["$id"], Resource.from_contents(doc)) for doc in _documents().values()]
     return Registry(retrieve=_refuse_remote).with_resources(resources_by_id)  # type: ignore[call-arg]
 
@@ -122,6 +128,9 @@ def registry() -> Registry[Any]:
 @cache
 def validator(name: str) -> Draft202012Validator:
     """A draft 2020-12 validator for the named schema, every `$ref` resolved from the bundle."""
+    # Imported here: checking a valid record never needs it, and it takes long to import.
+    from jsonschema import Draft202012Validator
+
     return Draft202012Validator({"$ref": schema_id(name)}, registry=registry())
 
 

@@ -22,6 +22,7 @@ def test_the_benchmark_reports_every_ratio():
     figures = json.loads(result.stdout[result.stdout.index("{") :])
     assert set(figures["ratios"]) == {
         "vs orjson + jsonschema_rs",
+        "typed decoding vs orjson + jsonschema_rs",
         "ceiling vs orjson + jsonschema_rs",
         "vs orjson + jsonschema",
         "vs pydantic",
@@ -57,3 +58,27 @@ def test_the_join_benchmark_runs_and_reports_growth():
     result = subprocess.run(command, capture_output=True, text=True, check=False, timeout=300)
     assert result.returncode == 0, result.stderr
     assert "per 1× of input" in result.stdout.splitlines()[-1]
+
+
+def test_the_whole_process_benchmark_reports_every_ratio():
+    # Tiny real rollouts stand in for each input: the figures only mean something on large ones.
+    reference = REPO / "examples" / "reference" / "nemo_gym_claude_code_math_rollouts.jsonl"
+    command = [sys.executable, str(REPO / "tools" / "bench_process.py"), str(reference), "--passes", "1"]
+    result = subprocess.run(
+        [*command, "--invalid", str(reference), "--rss", str(reference), "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(result.stdout[result.stdout.index("{") :])
+    assert set(figures["ratios"]) == {
+        "whole process vs peer",
+        "jobs 2 vs jobs 1",
+        "start-up, empty file vs import orjson, msgspec",
+        "start-up, --version vs import orjson, msgspec",
+        "invalid-record rate vs clean rate",
+    }
+    assert all(ratio > 0 for ratio in figures["ratios"].values())
+    assert 0 < figures["memory"]["peak RSS of validate, MB"] < 1000

@@ -10,10 +10,11 @@ import sys
 from collections.abc import Sequence
 
 from gym_contract import __version__, schemas
+from gym_contract._vocabulary import KINDS
 from gym_contract.cli._common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, positive, say
-from gym_contract.cli._render import progress_bar, render_json, render_text
-from gym_contract.validation import KINDS
-from gym_contract.validation._checking import DEFAULT_MAX_LINE_BYTES, InputUnreadable, check_files
+
+# The engine and the renderer are imported by the command that runs: `--version`, `--help` and
+# `schema` start without them.
 
 # Modules that add a command: each has `register(commands)`, given the subparsers of `gym-contract`,
 # and sets `handler` on its parser to a function of the parsed arguments returning the exit status.
@@ -27,13 +28,16 @@ _COMMAND_MODULES: tuple[str, ...] = (
 
 
 def _validate(args: argparse.Namespace) -> int:
+    from gym_contract.cli._render import progress_bar, render_json, render_text
+    from gym_contract.validation._checking import InputUnreadable, check_files
+
     try:
         with progress_bar(not args.quiet and args.format == "text") as progress:
             report = check_files(
                 args.paths,
                 args.kind,
                 max_diagnostics=args.max_diagnostics,
-                max_line_bytes=args.max_line_bytes,
+                **({} if args.max_line_bytes is None else {"max_line_bytes": args.max_line_bytes}),
                 jobs=args.jobs,
                 progress=progress,  # type: ignore[arg-type]
             )
@@ -81,7 +85,11 @@ def _schema_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def build_parser() -> argparse.ArgumentParser:
+_OWN_COMMANDS = ("validate", "schema")
+
+
+def build_parser(*, every_command: bool = True) -> argparse.ArgumentParser:
+    """The parser of `gym-contract`; without ``every_command``, of its own commands only (`validate`, `schema`)."""
     parser = argparse.ArgumentParser(
         prog="gym-contract",
         description="Check AI-agent rollout evidence against the gym-contract data contract.",
@@ -104,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_argument(
         "--max-diagnostics", type=positive, default=1000, help="diagnostics listed (all are counted; default 1000)"
     )
-    validate.add_argument("--max-line-bytes", type=positive, default=DEFAULT_MAX_LINE_BYTES, help=argparse.SUPPRESS)
+    validate.add_argument("--max-line-bytes", type=positive, help=argparse.SUPPRESS)
     validate.add_argument(
         "--jobs",
         type=_jobs,
@@ -126,13 +134,22 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--id", action="store_true", help="print only the schema's $id")
     show.set_defaults(handler=_schema_show)
 
-    for module_name in _COMMAND_MODULES:
+    for module_name in _COMMAND_MODULES if every_command else ():
         importlib.import_module(module_name).register(commands)
     return parser
 
 
+def _needs_every_command(arguments: list[str]) -> bool:
+    """Whether parsing ``arguments`` needs the commands that other modules add, whose imports take long."""
+    command = next((argument for argument in arguments if not argument.startswith("-")), None)
+    if command is None:
+        return not ("--version" in arguments and not {"-h", "--help"} & set(arguments))
+    return command not in _OWN_COMMANDS
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(every_command=_needs_every_command(arguments)).parse_args(arguments)
     try:
         return int(args.handler(args))
     except BrokenPipeError:

@@ -6,8 +6,6 @@ import argparse
 import sys
 from typing import Any
 
-from gym_contract._json_writing import dumps
-
 EXIT_OK = 0
 EXIT_FAILED = 1
 """Something in the input reached the failure threshold."""
@@ -22,6 +20,8 @@ def say(message: str) -> None:
 
 def print_json(value: Any) -> None:
     """``value`` on stdout as JSON indented by two spaces: any depth, any number the readers keep."""
+    from gym_contract._json_writing import dumps
+
     print(dumps(value, indent=True).decode())
 
 

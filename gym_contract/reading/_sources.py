@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import gzip
 import io
 import os
 import stat
 import sys
-import zlib
 from collections.abc import Callable
 from typing import Protocol
-
-import zstandard
 
 STDIN_NAME = "<stdin>"
 
@@ -77,14 +73,18 @@ class _GzipMembers:
     """One or more concatenated gzip members; damage becomes `DamagedStreamError`."""
 
     def __init__(self, raw: _CountingReader) -> None:
+        import gzip  # imported by the first gzip input: most runs read none
+        import zlib
+
         self._file = gzip.GzipFile(fileobj=raw, mode="rb")
+        self._damage = (EOFError, gzip.BadGzipFile, zlib.error)
 
     def read(self, size: int) -> bytes:
         # read1, not read: read() drops what it decoded when a later piece of the same call is damaged.
         # BadGzipFile is an OSError: caught here, so that only a failing disk passes up as OSError.
         try:
             return self._file.read1(size)
-        except (EOFError, gzip.BadGzipFile, zlib.error) as error:
+        except self._damage as error:
             raise DamagedStreamError(f"the gzip stream is damaged or ends early ({error})") from error
 
     def close(self) -> None:
@@ -100,7 +100,10 @@ class _ZstdFrames:
     _FEED_BYTES = 16 * 1024
 
     def __init__(self, raw: _CountingReader) -> None:
+        import zstandard  # imported by the first zstd input: most runs read none
+
         self._raw = raw
+        self._damage = zstandard.ZstdError
         self._decompressor = zstandard.ZstdDecompressor()
         self._frame = self._decompressor.decompressobj()
         self._inside_frame = False
@@ -117,7 +120,7 @@ class _ZstdFrames:
                 return b""
             try:
                 output = self._frame.decompress(piece)
-            except zstandard.ZstdError as error:
+            except self._damage as error:
                 raise DamagedStreamError(f"the zstd stream is damaged ({error})") from error
             self._inside_frame = not self._frame.eof
             if not self._inside_frame:

@@ -7,20 +7,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema.exceptions import ValidationError
-
-from gym_contract import schemas
 from gym_contract._json_pointer import pointer
 from gym_contract._limits import max_depth, value_problem
-from gym_contract._values import PREVIEW_CHARS, NumberText, json_type, preview
-from gym_contract._vocabulary import ROLLOUT_ATTACHMENTS, SCHEMA_OF_KIND, detect_kind
+from gym_contract._values import json_type
+from gym_contract._vocabulary import KINDS, ROLLOUT_ATTACHMENTS, detect_kind
 from gym_contract.diagnostics import ContractError, Diagnostic
 from gym_contract.reading._json_parsing import (
     duplicate_key,
     nesting_problem,
     not_an_object,
     parse_with_duplicates,
-    with_room_for_nesting,
 )
 from gym_contract.validation import _fastpath
 from gym_contract.validation._record_rules import (
@@ -42,7 +38,6 @@ _KIND_SPECS: dict[str, tuple[Callable[[dict[str, Any], Context], Iterator[Diagno
     "capture_exchange": (exchange_rules, "capture"),
     "agent_outcome": (outcome_rules, "outcome"),
 }
-KINDS: tuple[str, ...] = (*_KIND_SPECS, "rollout")
 
 
 def iter_diagnostics(obj: Any, kind: str | None = None, *, now: float | None = None) -> Iterator[Diagnostic]:
@@ -80,13 +75,16 @@ def _diagnostics(obj: dict[str, Any], kind: str, now: float) -> Iterator[Diagnos
 
 
 def _record_diagnostics(obj: dict[str, Any], kind: str, now: float) -> Iterator[Diagnostic]:
-    schema_name = SCHEMA_OF_KIND[kind]
-    schema_id = schemas.schema_id(schema_name)
-    validator = schemas.validator(schema_name)
-    # A message quotes the offending value, and quoting a deeply nested one takes deep recursion.
-    yield from with_room_for_nesting(
-        lambda: [_schema_diagnostic(error, schema_id, kind) for error in validator.iter_errors(obj)]
+    if _fastpath.structurally_valid(obj, kind):
+        # Nothing for the explaining validator to find: in a rollout record, only the attachment
+        # that breaks its schema is walked by it, the slowest step of all.
+        yield from _rule_diagnostics(obj, kind, now)
+        return
+    from gym_contract.validation._explaining import (
+        schema_diagnostics,  # imports jsonschema: only a failing record needs it
     )
+
+    yield from schema_diagnostics(obj, kind)
     yield from _rule_diagnostics(obj, kind, now)
 
 
@@ -139,10 +137,10 @@ def check_line(
 ) -> CheckedLine:
     """Check one JSONL line, as cheaply as its content allows; every path gives the same diagnostics.
 
-    1. Fast: a line of compact JSON (no whitespace between tokens, as the reference writes) is
-       decoded into its skeleton without building objects for opaque payloads.
-    2. Parsed: any other line is parsed whole (duplicate keys are found here) and its structure
-       checked by the compiled validator.
+    1. Fast: the line is decoded into the Structs compiled from its schema, which checks its
+       structure, without building objects for opaque payloads.
+    2. Parsed: a line the Structs do not take is parsed whole (duplicate keys are found here) and
+       its structure checked by the compiled validator.
     3. Explained: a record that breaks its schema is run through the validator that locates and
        explains every violation.
     Paths 1 and 2 only ever accept; the semantic rules run on whatever path accepted. No path looks
@@ -150,14 +148,10 @@ def check_line(
     ``hint`` is the kind to try first when ``kind`` is not given (usually the previous line's).
     """
     moment = time.time() if now is None else now
-    attempt = kind or hint
+    attempt = kind or hint or (_fastpath.kind_of(data) if fast else None)
     if fast and attempt is not None:
         record = _fastpath.skeleton(data, attempt)
-        if (
-            record is not None
-            and (kind is not None or detect_kind(record) == attempt)
-            and _fastpath.structurally_valid(record, attempt)
-        ):
+        if record is not None and (kind is not None or detect_kind(record) == attempt):
             return CheckedLine(attempt, record, _rules_only(record, attempt, moment))
     read = read_record(data, kind)
     if isinstance(read, Diagnostic):
@@ -184,7 +178,7 @@ def read_record(data: bytes, kind: str | None = None) -> tuple[str | None, dict[
     if type(parsed) is not dict:
         return not_an_object(parsed)
     resolved = kind or detect_kind(parsed)
-    counted = [(path, key) for path, key in repeated if not _fastpath.opaque_at(resolved, path)]
+    counted = [(path, key) for path, key in repeated if not _fastpath.opaque_at(resolved, path, parsed)]
     if counted:
         return duplicate_key(*counted[0])
     return nesting_problem(parsed, max_depth(resolved)) or (resolved, parsed)
@@ -216,59 +210,3 @@ def validate(obj: Any, kind: str | None = None, *, now: float | None = None) -> 
 def is_valid(obj: Any, kind: str | None = None, *, now: float | None = None) -> bool:
     """Whether the record has no error-severity diagnostic (warnings and infos allowed)."""
     return not any(diagnostic.severity == "error" for diagnostic in iter_diagnostics(obj, kind, now=now))
-
-
-# ----------------------------------------------------------------------------- schema diagnostics
-
-_BRANCH_KEYS = ("kind", "type")
-
-
-def _schema_diagnostic(error: ValidationError, schema_id: str, kind: str) -> Diagnostic:
-    leaf = _most_relevant(error)
-    return Diagnostic.of(
-        "schema_violation",
-        _message(leaf),
-        pointer(*leaf.absolute_path),
-        kind=kind,
-        schema_id=schema_id,
-        keyword=str(leaf.validator),
-    )
-
-
-def _most_relevant(error: ValidationError) -> ValidationError:
-    """For `anyOf`/`oneOf` failures, the error of the branch the instance was meant for.
-
-    Records and items name their branch with `kind` or `type`; the branch whose constant matches
-    is the one to explain. Otherwise the deepest error says the most.
-    """
-    if not error.context:
-        return error
-    instance = error.instance
-    by_branch: dict[int, list[ValidationError]] = {}
-    for sub in error.context:
-        by_branch.setdefault(sub.schema_path[0] if sub.schema_path else -1, []).append(sub)
-    if isinstance(instance, dict):
-        for branch_errors in by_branch.values():
-            mismatched_tag = any(
-                sub.validator == "const"
-                and list(sub.relative_path) in ([key] for key in _BRANCH_KEYS if key in instance)
-                for sub in branch_errors
-            )
-            if not mismatched_tag and any(key in instance for key in _BRANCH_KEYS):
-                return _most_relevant(max(branch_errors, key=lambda e: len(e.absolute_path)))
-    return error
-
-
-def _message(error: ValidationError) -> str:
-    if error.validator in ("anyOf", "oneOf"):
-        return f"{preview(error.instance)} matches none of the allowed shapes ({error.validator})"
-    if error.validator == "additionalProperties":
-        return error.message.replace("Additional properties are not allowed", "unknown key(s) not allowed")
-    if error.validator == "type" and isinstance(error.instance, NumberText):
-        wanted = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
-        expected = " or ".join(map(repr, wanted))
-        return f"{error.instance!r} is a number beyond what a double or a Python int holds; expected {expected}"
-    full = repr(error.instance)
-    if len(full) > PREVIEW_CHARS and error.message.startswith(full):
-        return preview(error.instance) + error.message[len(full) :]
-    return error.message

@@ -8,14 +8,16 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.reading import _records, _sources
 from gym_contract.validation import KINDS, _fastpath, check_line, detect_kind, iter_diagnostics
 from gym_contract.validation._report import Report
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 __all__ = ["DEFAULT_MAX_LINE_BYTES", "InputUnreadable", "check_files"]
 
@@ -86,7 +88,7 @@ def _check_side_by_side(
     report = Report(max_diagnostics=options.max_diagnostics)
     plans = [_shares(path, size, jobs) for path, size in zip(paths, sizes, strict=True)]
     workers = min(jobs, sum(len(shares) for path, shares in zip(paths, plans, strict=True) if path != "-"))
-    with ProcessPoolExecutor(max_workers=workers) if workers > 1 else contextlib.nullcontext() as pool:
+    with _pool(workers) if workers > 1 else contextlib.nullcontext() as pool:
         # Everything is handed out first, then taken back in input order, so that the parent reads
         # stdin (which no worker can) while the workers check the files.
         pending = [
@@ -112,6 +114,13 @@ def _check_side_by_side(
                 pool.shutdown(wait=False, cancel_futures=True)
             raise
     return report
+
+
+def _pool(workers: int) -> Any:
+    """Worker processes; imported here, since most runs start none and the import is slow."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(max_workers=workers)
 
 
 def _size(path: str) -> int | None:
@@ -146,7 +155,7 @@ def _check_open_source(
 
         def inside_payload(record: dict[str, Any], path: tuple[str | int, ...]) -> bool:
             # As on every path of `check_line`, the inside of an opaque payload is not looked at.
-            return _fastpath.opaque_at(options.kind or detect_kind(record), path)
+            return _fastpath.opaque_at(options.kind or detect_kind(record), path, record)
 
         entries = _records.read_json_document(source, options.max_line_bytes, stats=stats, ignore=inside_payload)
         for index, (line, entry) in enumerate(entries):
@@ -230,7 +239,7 @@ def _check_streamed(path: str, options: _Options, jobs: int, progress: Progress 
     """
     report = Report(max_diagnostics=options.max_diagnostics)
     stats = _records.ReadStats()
-    with _sources.open_source(path) as source, ProcessPoolExecutor(max_workers=jobs) as pool:
+    with _sources.open_source(path) as source, _pool(jobs) as pool:
         report.inputs.append(source.name)
         in_flight: deque[Future[Report]] = deque()
         try:

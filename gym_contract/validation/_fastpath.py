@@ -1,178 +1,48 @@
-"""The fast path: decode only the contract's structure, leave opaque payloads as raw bytes, check with jsonschema_rs.
+"""The fast path: a line decoded once into the Structs compiled from the schemas, so decoding it is checking it.
 
-The skeleton types are derived at run time from the same bundled JSON Schemas: a property whose
-schema constrains nothing (request and response bodies, tool outputs, turn questions and answers)
-is decoded as `msgspec.Raw` — its bytes are checked to be JSON but never turned into Python
-objects. Objects are decoded straight into plain dicts (typed dicts), so the skeleton is ready
-for `jsonschema_rs`, which checks it against the full schema without looking inside the opaque
-values, and for the semantic rules, which never read them. A record that fails any step is
-handed to the precise path, which explains the failure; so this path only ever has to accept.
+A record that decodes is valid against its schema (`_struct_types` builds the types to accept
+nothing more), and its opaque payloads were checked to be JSON but never turned into Python
+objects. Three things decoding alone does not prove are proven here, or the line is handed to the
+parsed path, which explains it: that the text is UTF-8 inside the payloads too, that it nests no
+deeper than the package allows, and that no object of the contract repeats a key (see
+`_keys_all_kept`). So this path only ever has to accept.
 """
 
 from __future__ import annotations
 
 import sys
-import types
 import typing
 from functools import cache
-from typing import Any, TypedDict
+from typing import Any
 
-import jsonschema_rs
 import msgspec
 
 from gym_contract import schemas
 from gym_contract._limits import max_depth
-from gym_contract._vocabulary import ROLLOUT_ATTACHMENTS, SCHEMA_OF_KIND
-
-# Keywords that only annotate: a subschema made of nothing else accepts every JSON value. Anything
-# else, even a keyword that applies to one type only, makes the value worth decoding.
-_ANNOTATIONS = frozenset(
-    {"$comment", "title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly"}
-)
-
-
-def _is_opaque(schema: Any) -> bool:
-    """A subschema that accepts every JSON value (annotations only)."""
-    return isinstance(schema, dict) and schema.keys() <= _ANNOTATIONS
-
-
-class _SkeletonBuilder:
-    """Turns schemas into msgspec types that keep opaque values raw; `Any` where nothing is opaque."""
-
-    def __init__(self) -> None:
-        self._resolver = schemas.registry().resolver()
-        self._counter = 0
-
-    def for_uri(self, uri: str) -> Any:
-        # The contract's schemas are not recursive, so references are simply followed.
-        resolved = self._resolver.lookup(uri)
-        return self._build(resolved.contents, resolved.resolver)
-
-    def _build(self, schema: Any, resolver: Any) -> Any:
-        if _is_opaque(schema):
-            return msgspec.Raw
-        if not isinstance(schema, dict):
-            return Any
-        if "$ref" in schema:
-            resolved = resolver.lookup(schema["$ref"])
-            return self._build(resolved.contents, resolved.resolver)
-        alternatives = schema.get("anyOf") or schema.get("oneOf")
-        if alternatives:
-            branches = [self._build(branch, resolver) for branch in alternatives]
-            if all(branch is Any for branch in branches):
-                return Any
-            return _union(branches)
-        types = schema.get("type")
-        types = [types] if isinstance(types, str) else list(types or [])
-        built: Any = Any
-        if "properties" in schema and (not types or "object" in types):
-            built = self._struct(schema, resolver)
-        elif "items" in schema and (not types or "array" in types):
-            item = self._build(schema["items"], resolver)
-            built = Any if item is Any else list[item]  # type: ignore[valid-type]
-        if built is not Any and "null" in types:
-            return built | None
-        return built
-
-    def _struct(self, schema: dict[str, Any], resolver: Any) -> Any:
-        fields = {name: self._build(sub, resolver) for name, sub in schema["properties"].items()}
-        if all(kind is Any for kind in fields.values()):
-            return Any
-        self._counter += 1
-        # Every key optional and unknown keys skipped: the schema check decides what is required
-        # or allowed, and a skipped key shows up when the skeleton is re-encoded.
-        return TypedDict(f"{schema.get('title', 'Object')}Skeleton{self._counter}", fields, total=False)  # type: ignore[operator]
-
-
-def _union(branches: list[Any]) -> Any:
-    union = branches[0]
-    for branch in branches[1:]:
-        union = union | branch
-    return union
-
-
-@cache
-def _builder() -> _SkeletonBuilder:
-    return _SkeletonBuilder()
-
+from gym_contract._vocabulary import ROLLOUT_ATTACHMENTS, SCHEMA_OF_KIND, detect_kind
 
 # Rollout keys the rules or the kind detection read.
 _ROLLOUT_MARKERS = ("_ng_rollout_id", "_ng_task_index", "_ng_rollout_index")
 
-
-@cache
-def skeleton_decoder(kind: str) -> msgspec.json.Decoder[Any]:
-    """A decoder of one record of ``kind`` (not `rollout`) into its skeleton."""
-    return msgspec.json.Decoder(_skeleton_type(kind))
-
-
-@cache
-def _skeleton_type(kind: str) -> Any:
-    return _builder().for_uri(schemas.schema_id(SCHEMA_OF_KIND[kind]))
-
-
-@cache
-def _fields(skeleton_type: Any) -> dict[str, Any]:
-    return typing.get_type_hints(skeleton_type)
-
-
-def _step(skeleton_type: Any, segment: str | int) -> Any:
-    """The type of the value one segment further down, or `Any` where nothing more is known."""
-    members = typing.get_args(skeleton_type) if isinstance(skeleton_type, types.UnionType) else (skeleton_type,)
-    for member in members:
-        if isinstance(segment, int) and typing.get_origin(member) is list:
-            return typing.get_args(member)[0]
-        if isinstance(segment, str) and typing.is_typeddict(member):
-            return _fields(member).get(segment, Any)
-    return Any
-
-
-def opaque_at(kind: str | None, path: tuple[str | int, ...]) -> bool:
-    """Whether ``path`` lies inside a value the contract treats as opaque, which no path looks into.
-
-    Decided from the skeleton types themselves, so it is true exactly where the fast path keeps raw
-    bytes: payloads, and for a rollout every key outside the contract.
-    """
-    if kind is None or (kind not in SCHEMA_OF_KIND and kind != "rollout") or not path:
-        return False
-    if kind == "rollout":
-        head, *rest = path
-        attachment = ROLLOUT_ATTACHMENTS.get(head) if isinstance(head, str) else None
-        if attachment is None:
-            return head not in _ROLLOUT_MARKERS
-        return opaque_at(attachment, tuple(rest))
-    current = _skeleton_type(kind)
-    for segment in path:
-        if current is msgspec.Raw:
-            return True
-        current = _step(current, segment)
-    return current is msgspec.Raw
-
-
 _TOP_LEVEL = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _ENCODER = msgspec.json.Encoder()
+# The start of the escapes that write a colon inside a string, `\u003a` or `\u003A` (see `_keys_all_kept`):
+# one scan finds both, and a line that has others is merely sent to the parsed path.
+_ESCAPED_COLON = b"\\u003"
 
 
-@cache
-def structural_validator(kind: str) -> Any:
-    """A compiled jsonschema_rs validator over the same bundled schemas (no network)."""
-    documents = [(schemas.schema_id(n), schemas.get(n)) for n in schemas.names() if "#" not in schemas.schema_id(n)]
-    registry = jsonschema_rs.Registry(documents)
-    return jsonschema_rs.validator_for({"$ref": schemas.schema_id(SCHEMA_OF_KIND[kind])}, registry=registry)
+def _keys_all_kept(data: bytes, decoded: Any) -> bool:
+    """Whether decoding dropped no member of an object: no repeated key, no key skipped as unknown.
 
-
-def _decode_exactly(decoder: msgspec.json.Decoder[Any], data: bytes) -> Any:
-    """Decode, and prove that nothing was lost on the way: the skeleton re-encodes to the very same bytes.
-
-    Compact JSON — what the reference writes — passes, whatever the order of its keys (dicts keep
-    it); a repeated or unknown key in the contract's objects, whitespace between tokens, or a
-    contract string written with escapes where UTF-8 would do, does not, and is left to the slower
-    paths, which report duplicates and accept the rest.
+    Decoding keeps the last value of a repeated key, and a Struct skips the keys it does not
+    declare; either way the member is gone from what was decoded. Every member of an object is
+    written with exactly one colon outside strings. Writing the decoded record back gives a colon
+    for each member it kept, the colons inside its strings (which msgspec never escapes), and its
+    raw payloads byte for byte, with theirs. Inside a string of the line, a colon is either itself
+    or the escape `\\u003a` — ruled out before — so the line has as many colons as the record
+    written back exactly when no member was dropped, whatever the order of keys or the spacing.
     """
-    decoded = decoder.decode(data)
-    if _ENCODER.encode(decoded) != data:
-        raise ValueError("not canonical")
-    return decoded
+    return _ENCODER.encode(decoded).count(b":") == data.count(b":")
 
 
 def _depth_bounded_by_interpreter(kind: str) -> bool:
@@ -184,35 +54,156 @@ def _depth_bounded_by_interpreter(kind: str) -> bool:
     return sys.version_info < (3, 12) and sys.getrecursionlimit() <= max_depth(kind)
 
 
+def decoded(data: bytes, kind: str) -> Any:
+    """The line decoded into its Structs (a rollout: a dict of its keys); raises when it does not fit.
+
+    Not proven: that no key was repeated or skipped (see `skeleton`)."""
+    # The Structs are imported by the first line decoded: an empty input, or --help, starts without them.
+    from gym_contract.validation._struct_types import record_decoder
+
+    if kind != "rollout":
+        return record_decoder(kind).decode(data)
+    top: dict[str, Any] = _TOP_LEVEL.decode(data)
+    for key, raw in top.items():
+        attachment = ROLLOUT_ATTACHMENTS.get(key)
+        if attachment is not None:
+            top[key] = None if raw == b"null" else record_decoder(attachment).decode(raw)
+        elif key in _ROLLOUT_MARKERS:
+            top[key] = msgspec.json.decode(raw)
+        # any other key lies outside the contract: it stays raw and is never read
+    return top
+
+
+def kind_of(data: bytes) -> str | None:
+    """The kind of record a line holds, told from its keys alone, or None (not an object, not JSON, not known)."""
+    try:
+        return detect_kind(_TOP_LEVEL.decode(data))
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return None
+
+
 def skeleton(data: bytes, kind: str) -> dict[str, Any] | None:
-    """The record's structure as plain data with opaque values left as `msgspec.Raw`, or None to take the slow path."""
+    """The record's structure as plain data with opaque values left as `msgspec.Raw`, or None to take the slow path.
+
+    A record it gives satisfies its schema (for a rollout: every attachment there is).
+    """
     if not _depth_bounded_by_interpreter(kind) and data.count(b"[") + data.count(b"{") > max_depth(kind):
         return None  # it may nest too deep: the parsed path measures it
     try:
         if not data.isascii():
             # msgspec checks the UTF-8 of what it decodes, not of the payloads it keeps raw.
             data.decode("utf-8")
-        if kind != "rollout":
-            record = _decode_exactly(skeleton_decoder(kind), data)
-            return record if isinstance(record, dict) else None
-        top: dict[str, Any] = _decode_exactly(_TOP_LEVEL, data)
-        for key, raw in top.items():
-            attachment = ROLLOUT_ATTACHMENTS.get(key)
-            if attachment is not None and raw != b"null":
-                # bytes, not a memoryview: comparing a memoryview with bytes goes item by item.
-                top[key] = _decode_exactly(skeleton_decoder(attachment), bytes(raw))
-            elif key in _ROLLOUT_MARKERS or attachment is not None:
-                top[key] = msgspec.json.decode(raw)
-            # any other key lies outside the contract: it stays raw and is never read
-        return top
+        if _ESCAPED_COLON in data:
+            return None
+        structs = decoded(data, kind)
+        if not _keys_all_kept(data, structs):
+            return None
+        record = msgspec.to_builtins(structs, builtin_types=(msgspec.Raw,))
     except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError):
-        # ValueError covers bad UTF-8 and a skeleton that does not re-encode exactly; RecursionError,
-        # nesting deeper than the interpreter lets msgspec go. The parsed path decides them all.
+        # ValueError covers bad UTF-8 and integers too long to convert; RecursionError, nesting
+        # deeper than the interpreter lets msgspec go. The parsed path decides them all.
         return None
+    return record if isinstance(record, dict) else None
+
+
+# ------------------------------------------------------------------------------------------ opaque values
+
+
+def opaque_at(kind: str | None, path: tuple[str | int, ...], record: Any = None) -> bool:
+    """Whether ``path`` lies inside a value of ``record`` that the contract treats as opaque, which no path looks into.
+
+    Decided from the Structs themselves, so it is true exactly where the fast path keeps raw bytes:
+    payloads, the members and elements of an object or array whose schema says nothing of them,
+    and for a rollout every key outside the contract. ``record`` chooses among tagged branches.
+    """
+    if kind is None or (kind not in SCHEMA_OF_KIND and kind != "rollout") or not path:
+        return False
+    if kind == "rollout":
+        head, *rest = path
+        attachment = ROLLOUT_ATTACHMENTS.get(head) if isinstance(head, str) else None
+        if attachment is None:
+            return head not in _ROLLOUT_MARKERS
+        return opaque_at(attachment, tuple(rest), _child(record, head))
+    from gym_contract.validation._struct_types import record_type
+
+    current: Any = record_type(kind)
+    value = record
+    for segment in path:
+        if _members(current) == (msgspec.Raw,):
+            return True
+        current = _step(current, segment, value)
+        value = _child(value, segment)
+    return _members(current) == (msgspec.Raw,)
+
+
+def _child(value: Any, segment: str | int) -> Any:
+    if isinstance(segment, int):
+        return value[segment] if isinstance(value, list) and -len(value) <= segment < len(value) else None
+    return value.get(segment) if isinstance(value, dict) else None
+
+
+def _members(kind: Any) -> tuple[Any, ...]:
+    """The alternatives of a type, with `Annotated` and absence (UNSET) taken off."""
+    if typing.get_origin(kind) is typing.Union:
+        return tuple(m for part in typing.get_args(kind) for m in _members(part))
+    if typing.get_origin(kind) is typing.Annotated:
+        return (typing.get_args(kind)[0],)
+    return () if kind is msgspec.UnsetType or kind is None else (kind,)
+
+
+def _step(kind: Any, segment: str | int, value: Any) -> Any:
+    """The type of the value one segment further down, or None where the Structs say nothing more."""
+    for member in _members(kind):
+        origin = typing.get_origin(member)
+        if isinstance(segment, int) and origin is list:
+            return typing.get_args(member)[0]
+        if isinstance(segment, str) and origin is dict:
+            return typing.get_args(member)[1]
+        if isinstance(segment, str) and isinstance(member, type) and issubclass(member, msgspec.Struct):
+            info = member.__struct_config__
+            if info.tag_field is not None and (not isinstance(value, dict) or value.get(info.tag_field) != info.tag):
+                continue  # another branch of the tagged union
+            fields = _fields(member)
+            # A key the Struct does not declare is not opaque: it is the schema's, or a key it allows.
+            return fields.get(segment)
+    return None
+
+
+@cache
+def _fields(struct: Any) -> dict[str, Any]:
+    """JSON key -> type of each field of a Struct."""
+    hints = typing.get_type_hints(struct, include_extras=True)
+    names = zip(struct.__struct_fields__, struct.__struct_encode_fields__, strict=True)
+    return {key: hints[name] for name, key in names}
+
+
+# ------------------------------------------------------------------------------------------ parsed records
+
+
+@cache
+def structural_validator(kind: str) -> Any:
+    """A compiled jsonschema_rs validator over the same bundled schemas (no network)."""
+    import jsonschema_rs  # only lines the Structs do not take need it
+
+    documents = [(schemas.schema_id(n), schemas.get(n)) for n in schemas.names() if "#" not in schemas.schema_id(n)]
+    registry = jsonschema_rs.Registry(documents)
+    return jsonschema_rs.validator_for({"$ref": schemas.schema_id(SCHEMA_OF_KIND[kind])}, registry=registry)
+
+
+def failing_paths(record: dict[str, Any], kind: str) -> list[tuple[str | int, ...]] | None:
+    """Where a parsed record of ``kind`` breaks its schema, as the compiled validator locates it; None if it cannot."""
+    try:
+        return [tuple(error.instance_path) for error in structural_validator(kind).iter_errors(record)]
+    except ValueError:
+        return None  # a value it cannot represent (a number Python holds as text)
 
 
 def structurally_valid(record: dict[str, Any], kind: str) -> bool:
-    """Whether a record (or skeleton) satisfies its schema; for a rollout, every attachment present."""
+    """Whether a parsed record satisfies its schema; for a rollout, every attachment present.
+
+    The parsed path asks this of a line the fast path could not take (spaced out, a repeated key in
+    a payload, an escape), to skip explaining a record that has nothing to explain.
+    """
     try:
         if kind != "rollout":
             return bool(structural_validator(kind).is_valid(record))
@@ -221,8 +212,7 @@ def structurally_valid(record: dict[str, Any], kind: str) -> bool:
             if value is not None and not (isinstance(value, dict) and structural_validator(attachment).is_valid(value)):
                 return False
     except ValueError:
-        # jsonschema_rs refuses to judge a raw payload that a keyword would have to look at; the
-        # skeleton types keep payloads raw only where no keyword does, so this is a safety net,
-        # and the parsed path decides.
+        # jsonschema_rs refuses to judge a value it cannot represent (a number Python holds as
+        # text); the explaining validator decides.
         return False
     return True

@@ -351,3 +351,21 @@ def test_deep_nesting_anywhere_in_a_record_is_a_diagnostic_never_a_traceback(tmp
     code, summary = report(lines_file(tmp_path, *(line.encode() for line in lines)), "--kind", "trajectory")
     assert code == 1
     assert codes_at(summary) == [("schema_violation", 3), ("json_invalid", 4)]
+
+
+SLOW_IMPORTS = ("pydantic", "gym_contract.models", "jsonschema", "jsonschema_rs", "concurrent.futures.process")
+
+
+@pytest.mark.parametrize("arguments", [["validate", "--quiet", "{path}"], ["--version"]])
+def test_checking_valid_records_imports_neither_the_models_nor_the_schema_validators(tmp_path, arguments):
+    # Start-up is most of a small file's time: what a valid record never needs is never imported.
+    path = lines_file(tmp_path, GOOD, GOOD)
+    probe = (
+        "import contextlib, sys\n"
+        "from gym_contract.cli import main\n"
+        "with contextlib.suppress(SystemExit):\n"
+        f"    main({[argument.format(path=path) for argument in arguments]!r})\n"
+        f"print([name for name in {SLOW_IMPORTS!r} if name in sys.modules])\n"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert result.stdout.splitlines()[-1] == "[]"

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
 from gym_contract import schemas
+from gym_contract._values import NumberText
 from gym_contract.checking import check_files
 from gym_contract.models import AgentObservationBundle, ModelCallCapture, TrajectoryRecord
 from gym_contract.report import Report
@@ -167,26 +168,56 @@ def test_a_json_document_follows_the_same_rule(tmp_path):
     assert [(d.code, d.record, d.path) for d in report.diagnostics] == [("json_duplicate_key", 1, "")]
 
 
-def test_a_raw_value_where_a_keyword_looks_sends_the_line_to_the_parsed_path():
+def test_a_number_the_structure_check_cannot_represent_is_not_judged_there():
     from gym_contract.validation._fastpath import structurally_valid
 
-    record = skeleton(_canonical_example(), "trajectory")
-    assert record is not None
+    record = json.loads(_canonical_example())
     assert structurally_valid(record, "trajectory")
-    record["task_id"] = msgspec.Raw(b'"7"')  # jsonschema_rs cannot judge it: not a verdict, not a traceback
-    assert structurally_valid(record, "trajectory") is False
+    record["model_calls"][0]["duration_ms"] = NumberText("1e400")  # as the parsed path holds it
+    assert structurally_valid(record, "trajectory") is False  # not a verdict, not a traceback
     assert structurally_valid({"ng_trajectory": record}, "rollout") is False
 
 
-def test_compact_lines_take_the_fast_path_whatever_their_key_order():
+def test_lines_take_the_fast_path_whatever_their_key_order_and_spacing():
     record = TrajectoryRecord.model_validate(schemas.get("trajectory")["examples"][0]).model_dump(mode="json")
     for sort_keys in (False, True):
-        line = json.dumps(record, separators=(",", ":"), sort_keys=sort_keys, ensure_ascii=False).encode()
-        assert skeleton(line, "trajectory") is not None
-        _agree(line, "trajectory")
-    spaced = json.dumps(record).encode()  # Python's default separators put a space after each
-    assert skeleton(spaced, "trajectory") is None
-    _agree(spaced, "trajectory")
+        for separators in ((",", ":"), (", ", ": ")):
+            line = json.dumps(record, separators=separators, sort_keys=sort_keys, ensure_ascii=False).encode()
+            assert skeleton(line, "trajectory") is not None
+            _agree(line, "trajectory")
+    indented = json.dumps(record, indent=2).encode().replace(b"\n", b" ")
+    assert skeleton(indented, "trajectory") is not None
+    _agree(indented, "trajectory")
+
+
+@pytest.mark.parametrize("spacing", [b"", b" "])
+def test_a_key_repeated_in_any_object_of_the_contract_never_takes_the_fast_path(spacing):
+    line = _canonical_example()
+    for repeated in (
+        b'"tool_call_id":"call_1",',  # in a list's object
+        b'"prompt_tokens":90,',  # in a nested object
+        b'"code":"resolution_unavailable",',  # in the last list
+    ):
+        assert repeated in line
+        doubled = line.replace(repeated, repeated + repeated.replace(b":", b":" + spacing), 1)
+        assert skeleton(doubled, "trajectory") is None
+        assert [d.code for d in check_line(doubled, "trajectory", now=NOW).diagnostics] == ["json_duplicate_key"]
+        _agree(doubled, "trajectory")
+
+
+def test_a_key_an_open_object_does_not_declare_is_checked_by_the_parsed_path():
+    opened = b'"model_ref":{"type":"responses_api_models",'
+    line = _canonical_example().replace(opened, opened.replace(b"{", b'{"x":{"a":1,"a":2},'), 1)
+    assert b'"x":' in line
+    assert skeleton(line, "trajectory") is None  # msgspec skips the key: the colons tell
+    assert [d.code for d in check_line(line, "trajectory", now=NOW).diagnostics] == ["json_duplicate_key"]
+    _agree(line, "trajectory")
+
+
+def test_a_colon_written_as_an_escape_sends_the_line_to_the_parsed_path():
+    line = _canonical_example().replace(b'"task_id":"7"', b'"task_id":"7\\u003a"', 1)
+    assert skeleton(line, "trajectory") is None
+    _agree(line, "trajectory")
 
 
 def test_an_integer_beyond_64_bits_is_the_same_integer_on_every_path():
@@ -287,3 +318,18 @@ def test_paths_agree_on_a_canonical_line_damaged_byte_by_byte(data):
             line.insert(at, byte)
     _agree(bytes(line), "trajectory")
     _agree(bytes(line), None, hint="trajectory")
+
+
+def test_inside_an_object_the_schema_types_but_says_nothing_of_only_its_own_keys_are_looked_at():
+    def capture(request: bytes) -> bytes:
+        return b'{"rollout_id":"7-0","metrics":{"num_calls":1},"calls":[{"call_index":0,"request":' + request + b"}]}"
+
+    inside = capture(b'{"input":[{"role":"user","role":"user"}]}')
+    assert skeleton(inside, "model_call_capture") is not None
+    assert check_line(inside, "model_call_capture", now=NOW).diagnostics == []
+    _agree(inside, "model_call_capture")
+    own = capture(b'{"model":"m","model":"n"}')
+    assert skeleton(own, "model_call_capture") is None
+    (found,) = check_line(own, "model_call_capture", now=NOW).diagnostics
+    assert (found.code, found.path) == ("json_duplicate_key", "/calls/0/request")
+    _agree(own, "model_call_capture")

@@ -32,8 +32,10 @@ EXAMPLE_NOTES = {
     "json_duplicate_key": "Every object of the contract is looked at, and a record's top level. The inside of "
     "an opaque payload (a model call's request or response, a tool's output, a turn's question, answer or "
     "reasoning, a rollout key outside the contract) is not: the contract says nothing of its content, and "
-    "validation never decodes it. No command refuses such a record either: `project` and the others keep the "
-    "last value of a key repeated inside a payload, as every JSON reader does.",
+    "validation never decodes it. The same holds for the values of an object, and the elements of an array, "
+    "that the schema types but says nothing inside (a captured call's `request` object: its own keys are "
+    "looked at, not what they hold). No command refuses such a record either: `project` and the others keep "
+    "the last value of a key repeated inside a payload, as every JSON reader does.",
     "json_invalid": "Besides text that is not JSON, this is text nested deeper than a record of its kind may "
     "be: 1,024 levels for a rollout record (what orjson reads), one less for a bundle, a trajectory, a capture "
     "attachment or an outcome, three less for a raw capture line — the room each has once embedded in a "

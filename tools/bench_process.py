@@ -1,0 +1,108 @@
+"""Measure `gym-contract validate` as a whole process against the peer script, start-up, and invalid records.
+
+    python tools/bench_process.py CLEAN.jsonl [--invalid DEFECTIVE.jsonl] [--passes 5]
+
+Every figure is the median of several passes, taken in one run, so that ratios compare like with
+like on a shared machine: the command against `tools/peer_validate.py` (orjson + jsonschema_rs,
+line by line) on the same file; `--jobs 2` against one job; start-up (`validate` on an empty
+file, `--version`) against `python -c "import orjson, msgspec"`; and, given a file of the same
+records with some of them invalid, its rate against the clean file's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TOOLS = Path(__file__).resolve().parent
+
+
+# As an installed package runs: from compiled bytecode, which a first, untimed pass writes if need be.
+ENVIRONMENT = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+
+
+def median_seconds(commands: dict[str, list[str]], passes: int) -> dict[str, float]:
+    """Median wall time of each command over ``passes`` rounds, after one untimed round; output thrown away.
+
+    A round runs every command once, in turn, so that a change in the machine's load weighs on all
+    of them alike and the ratios between them hold.
+    """
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(passes + 1):
+        for name, command in commands.items():
+            started = time.perf_counter()
+            subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=ENVIRONMENT)
+            times[name].append(time.perf_counter() - started)
+    return {name: statistics.median(taken[1:]) for name, taken in times.items()}
+
+
+def peak_rss_mb(command: list[str]) -> float:
+    """The largest resident set of a command's process while it runs, in MB (its workers not counted)."""
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENVIRONMENT)
+    _, _, usage = os.wait4(process.pid, 0)
+    process.returncode = 0  # reaped here; Popen must not wait for it again
+    return usage.ru_maxrss / 1024  # kilobytes on Linux
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("corpus", type=Path, help="a JSONL file of valid rollout records")
+    parser.add_argument("--invalid", type=Path, help="the same records with some of them invalid")
+    parser.add_argument("--rss", type=Path, help="a large file (1 GB or so) whose peak resident set is measured")
+    parser.add_argument("--passes", type=int, default=5, help="passes per measurement; the median is reported")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    args = parser.parse_args(argv)
+    command = shutil.which("gym-contract") or "gym-contract"
+    ours = [command, "validate", "--quiet"]
+    megabytes = args.corpus.stat().st_size / 1e6
+    with tempfile.TemporaryDirectory() as tmp:
+        empty = Path(tmp) / "empty.jsonl"
+        empty.write_bytes(b"")
+        throughput = {
+            "peer (orjson + jsonschema_rs script)": [sys.executable, str(TOOLS / "peer_validate.py"), str(args.corpus)],
+            "gym-contract validate": [*ours, str(args.corpus)],
+            "gym-contract validate --jobs 2": [*ours, "--jobs", "2", str(args.corpus)],
+        }
+        if args.invalid is not None:
+            throughput["gym-contract validate (invalid records)"] = [*ours, str(args.invalid)]
+        start_up = {
+            "python -c 'import orjson, msgspec'": [sys.executable, "-c", "import orjson, msgspec"],
+            "gym-contract validate (empty file)": [*ours, str(empty)],
+            "gym-contract --version": [command, "--version"],
+        }
+        seconds = median_seconds(throughput, args.passes) | median_seconds(start_up, args.passes * 2)
+    memory = {} if args.rss is None else {"peak RSS of validate, MB": peak_rss_mb([*ours, str(args.rss)])}
+    floor = seconds["python -c 'import orjson, msgspec'"]
+    ratios = {
+        "whole process vs peer": seconds["peer (orjson + jsonschema_rs script)"] / seconds["gym-contract validate"],
+        "jobs 2 vs jobs 1": seconds["gym-contract validate"] / seconds["gym-contract validate --jobs 2"],
+        "start-up, empty file vs import orjson, msgspec": seconds["gym-contract validate (empty file)"] / floor,
+        "start-up, --version vs import orjson, msgspec": seconds["gym-contract --version"] / floor,
+    }
+    if args.invalid is not None:
+        rate = args.invalid.stat().st_size / seconds["gym-contract validate (invalid records)"]
+        ratios["invalid-record rate vs clean rate"] = rate / (
+            args.corpus.stat().st_size / seconds["gym-contract validate"]
+        )
+    print(f"corpus: {args.corpus} ({megabytes:.1f} MB); median of {args.passes} passes (start-up: {args.passes * 2})")
+    for name, value in seconds.items():
+        print(f"  {name:<44} {value:8.3f} s")
+    for name, ratio in ratios.items():
+        print(f"  ratio {name:<50} {ratio:6.2f}×")
+    for name, megabytes_used in memory.items():
+        print(f"  {name:<44} {megabytes_used:8.1f} ({args.rss.stat().st_size / 1e6:,.0f} MB file)")
+    if args.json:
+        print(json.dumps({"seconds": seconds, "ratios": ratios, "memory": memory}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
