@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import json
 import os
@@ -11,7 +12,7 @@ from collections.abc import Sequence
 
 from gym_contract import __version__, schemas
 from gym_contract._vocabulary import KINDS
-from gym_contract.cli._common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, positive, say
+from gym_contract.cli._common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, positive, say, verdict
 
 # The engine and the renderer are imported by the command that runs: `--version`, `--help` and
 # `schema` start without them.
@@ -44,11 +45,15 @@ def _validate(args: argparse.Namespace) -> int:
     except InputUnreadable as error:
         say(str(error))
         return EXIT_USAGE
+    status = verdict(args, EXIT_FAILED if report.fails(args.fail_on) else EXIT_OK)
     if args.format == "json":
         render_json(report, args.fail_on, sys.stdout)
     else:
         render_text(report, args.fail_on, sys.stdout, quiet=args.quiet)
-    return EXIT_FAILED if report.fails(args.fail_on) else EXIT_OK
+    if report.interrupted:
+        say("interrupted: the summary covers only the lines read before it")
+        return EXIT_INTERRUPTED
+    return status
 
 
 def _jobs(text: str) -> int:
@@ -149,13 +154,43 @@ def _needs_every_command(arguments: list[str]) -> bool:
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser(every_command=_needs_every_command(arguments)).parse_args(arguments)
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:  # started with the descriptor closed (`>&-`): write nowhere
+            setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 - for the life of the process
+    args = argparse.Namespace()
     try:
-        return int(args.handler(args))
+        args = build_parser(every_command=_needs_every_command(arguments)).parse_args(arguments)
+        status = int(args.handler(args))
+        sys.stdout.flush()  # a failing output is found here, not while the interpreter shuts down
+        return status
+    except KeyboardInterrupt:
+        say("interrupted")
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
-        # The reader went away (`| head`): not an error of ours, and no traceback on the way out.
+        # The reader went away (`| head`): not an error of ours; the exit status is still the verdict.
+        _silence_stdout()
+        return int(getattr(args, "verdict", EXIT_OK))
+    except OSError as error:
+        if error.filename is not None:
+            say(f"{error.filename}: {error.strerror or error}")
+        elif error.errno in _FULL:
+            _silence_stdout()
+            say(f"cannot write the output: {error.strerror or error}")
+        else:
+            say(str(error.strerror or error))
+        return EXIT_USAGE
+
+
+# What writing, never reading, fails with: a full disk (`/dev/full`), a quota, a file too large.
+_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
+def _silence_stdout() -> None:
+    """Send whatever is still buffered for stdout nowhere, so that the interpreter's exit does not fail on it."""
+    try:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_OK
+    except (OSError, ValueError):
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - for the life of the process
 
 
 if __name__ == "__main__":

@@ -10,7 +10,18 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 """Something in the input reached the failure threshold."""
 EXIT_USAGE = 2
-"""The arguments were wrong, or an input could not be read at all."""
+"""The arguments were wrong, or an input or the output could not be opened or written."""
+EXIT_INTERRUPTED = 130
+"""Ctrl-C, as shells report a command stopped by SIGINT (128 + 2)."""
+
+
+def verdict(args: argparse.Namespace, status: int) -> int:
+    """Record ``status`` as the command's verdict before it writes its output, and return it.
+
+    The exit status is then the verdict's even if the output cannot all be written (`| head`).
+    """
+    args.verdict = status
+    return status
 
 
 def say(message: str) -> None:

@@ -28,6 +28,8 @@ def render_text(report: Report, fail_on: Severity, out: TextIO, *, quiet: bool =
     summary = report.to_dict(fail_on)
     write = out.write
     write(f"\n{'FAIL' if summary['verdict'] == 'fail' else 'PASS'} (fail on {fail_on})\n")
+    if report.interrupted:
+        write("  interrupted: this summary covers only the lines read before the interruption\n")
     write(
         f"  lines {summary['lines']:,}  records {summary['records']:,}  "
         f"valid {summary['valid_records']:,}  invalid {summary['invalid_records']:,}  "

@@ -36,6 +36,16 @@ class _Readable(Protocol):
     def read(self, size: int, /) -> bytes: ...
 
 
+class _AsItArrives:
+    """A buffered stream read with `read1`: at most one read of the underlying pipe per call."""
+
+    def __init__(self, buffer: io.BufferedIOBase) -> None:
+        self._buffer = buffer
+
+    def read(self, size: int) -> bytes:
+        return self._buffer.read1(size)
+
+
 class _CountingReader:
     """The raw input, counting what it hands out so that progress can be shown over compressed files."""
 
@@ -187,8 +197,10 @@ def open_source(path: str) -> Source:
         if sys.stdin is None:
             raise InputUnreadable(STDIN_NAME, "there is no standard input")
         try:
-            # The caller's stdin is not ours to close.
-            return Source(STDIN_NAME, sys.stdin.buffer)
+            # The caller's stdin is not ours to close. Lines are checked as they arrive (`tail -f |`):
+            # a read hands over what the pipe holds rather than waiting for a whole chunk.
+            buffer = sys.stdin.buffer
+            return Source(STDIN_NAME, _AsItArrives(buffer) if hasattr(buffer, "read1") else buffer)
         except OSError as error:
             raise InputUnreadable(STDIN_NAME, error.strerror or str(error)) from error
     try:

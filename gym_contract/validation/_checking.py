@@ -109,6 +109,8 @@ def _check_side_by_side(
                     if progress:
                         progress(done, total)
                 report.merge(part)
+                if report.interrupted:
+                    break  # the inputs after an interruption are not read
         except BaseException:
             if pool is not None:  # an unreadable input or an interrupt: do not wait for the rest
                 pool.shutdown(wait=False, cancel_futures=True)
@@ -151,21 +153,27 @@ def _check_open_source(
     report = Report(max_diagnostics=options.max_diagnostics)
     report.inputs.append(source.name)
     stats = _records.ReadStats()
-    if json_document:
+    try:
+        if json_document:
 
-        def inside_payload(record: dict[str, Any], path: tuple[str | int, ...]) -> bool:
-            # As on every path of `check_line`, the inside of an opaque payload is not looked at.
-            return _fastpath.opaque_at(options.kind or detect_kind(record), path, record)
+            def inside_payload(record: dict[str, Any], path: tuple[str | int, ...]) -> bool:
+                # As on every path of `check_line`, the inside of an opaque payload is not looked at.
+                return _fastpath.opaque_at(options.kind or detect_kind(record), path, record)
 
-        entries = _records.read_json_document(source, options.max_line_bytes, stats=stats, ignore=inside_payload)
-        for index, (line, entry) in enumerate(entries):
-            _check_entry(report, entry, line, index, source.name, options)
-    else:
-        hint: str | None = None
-        for index, item in enumerate(_records.iter_lines(source, options.max_line_bytes, stats=stats)):
-            hint = _check_item(report, index, item, source.name, options, hint)
-            if progress and index % 64 == 0:
-                progress(done + source.consumed(), total)
+            entries = _records.read_json_document(source, options.max_line_bytes, stats=stats, ignore=inside_payload)
+            for index, (line, entry) in enumerate(entries):
+                _check_entry(report, entry, line, index, source.name, options)
+        else:
+            hint: str | None = None
+            for index, item in enumerate(_records.iter_lines(source, options.max_line_bytes, stats=stats)):
+                hint = _check_item(report, index, item, source.name, options, hint)
+                if progress and index % 64 == 0:
+                    progress(done + source.consumed(), total)
+    except KeyboardInterrupt:
+        # Ctrl-C: what was checked so far is a report of its own, marked as partial. A line read but
+        # not yet checked is left out, so that its lines are still its blank, damaged and record lines.
+        report.interrupted = True
+        stats.lines_seen = stats.blank_lines + report.damaged_lines + report.records
     report.bytes += source.consumed()
     report.decoded_bytes += source.produced
     report.lines += stats.lines_seen

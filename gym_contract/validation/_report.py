@@ -63,6 +63,8 @@ class Report:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     inputs: list[str] = field(default_factory=list)
     coverage: CoverageMatrix = field(default_factory=CoverageMatrix)
+    interrupted: bool = False
+    """The check was interrupted (Ctrl-C): every count covers only what was read before."""
 
     # ------------------------------------------------------------------ accumulation
 
@@ -142,6 +144,7 @@ class Report:
         room = self.max_diagnostics - len(self.diagnostics)
         self.diagnostics.extend(other.diagnostics[: max(room, 0)])
         self.inputs.extend(name for name in other.inputs if name not in self.inputs)
+        self.interrupted = self.interrupted or other.interrupted
 
     # ------------------------------------------------------------------ verdict and views
 
@@ -184,4 +187,5 @@ class Report:
             ],
             "diagnostics_truncated": self.truncated,
             "coverage": self.coverage.to_dict(),
+            "interrupted": self.interrupted,
         }

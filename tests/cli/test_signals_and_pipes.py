@@ -1,0 +1,101 @@
+"""What happens to the command's output does not change its verdict, and never shows a traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.support import REPO
+
+COMMAND = [sys.executable, "-m", "gym_contract"]
+DAMAGED = REPO / "examples" / "damaged_rollouts.jsonl"
+CLEAN = REPO / "examples" / "rollouts.jsonl"
+
+
+def test_a_reader_that_goes_away_leaves_the_verdict_as_the_exit_status():
+    for path, verdict in ((DAMAGED, 1), (CLEAN, 0)):
+        process = subprocess.Popen(
+            [*COMMAND, "validate", str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0
+        )
+        assert process.stdout is not None
+        process.stdout.read(1)  # `| head -c 1`: one byte read, then the pipe is closed
+        process.stdout.close()
+        _, errors = process.communicate(timeout=60)
+        assert process.returncode == verdict, errors
+        assert errors == b""
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("arguments", [["validate", str(CLEAN)], ["validate", "--format", "json", str(CLEAN)]])
+def test_a_full_disk_is_one_line_and_exit_2(arguments):
+    with open("/dev/full", "w") as full:
+        result = subprocess.run([*COMMAND, *arguments], stdout=full, stderr=subprocess.PIPE, text=True, check=False)
+    assert result.returncode == 2
+    assert result.stderr == "gym-contract: cannot write the output: No space left on device\n"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="closes a POSIX descriptor")
+@pytest.mark.parametrize(("path", "verdict"), [(DAMAGED, 1), (CLEAN, 0)])
+def test_a_closed_stdout_leaves_the_verdict_as_the_exit_status(path, verdict):
+    result = subprocess.run(
+        [*COMMAND, "validate", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        preexec_fn=lambda: os.close(1),
+    )
+    assert result.returncode == verdict
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="sends SIGINT")
+def test_ctrl_c_gives_the_partial_summary_one_line_and_exit_130():
+    line = CLEAN.read_bytes().splitlines(keepends=True)[0]
+    process = subprocess.Popen(
+        [*COMMAND, "validate", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert process.stdin is not None
+    process.stdin.write(line * 3)
+    process.stdin.flush()  # stdin stays open: the command waits for more, as on a long input
+    deadline = time.monotonic() + 30
+    time.sleep(3.0)  # started and past its imports, checking stdin
+    while process.poll() is None and time.monotonic() < deadline:
+        process.send_signal(signal.SIGINT)
+        time.sleep(0.5)
+    output, errors = process.communicate(timeout=30)
+    assert process.returncode == 130
+    assert errors.decode().splitlines() == [
+        "gym-contract: interrupted: the summary covers only the lines read before it"
+    ]
+    text = output.decode()
+    assert "interrupted: this summary covers only the lines read before the interruption" in text
+    assert "records 3" in text
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="sends SIGINT")
+def test_ctrl_c_in_json_gives_a_partial_report_that_says_so():
+    line = CLEAN.read_bytes().splitlines(keepends=True)[0]
+    process = subprocess.Popen(
+        [*COMMAND, "validate", "--format", "json", "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdin is not None
+    process.stdin.write(line * 2)
+    process.stdin.flush()
+    time.sleep(3.0)
+    process.send_signal(signal.SIGINT)
+    output, _ = process.communicate(timeout=30)
+    assert process.returncode == 130
+    report = json.loads(output)
+    assert report["interrupted"] is True
+    assert report["records"] == 2
+    assert report["lines"] == report["blank_lines"] + report["damaged_lines"] + report["records"]
