@@ -550,6 +550,17 @@ def test_search_index_holds_the_reference(site: Path):
     assert any(location.startswith("reference/schemas/trajectory/") for location in locations)
 
 
+def test_search_splits_codes_and_names_into_their_words(site: Path):
+    index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    # lunr splits with this pattern (a JavaScript regular expression; these constructs read alike in Python).
+    separator = re.compile(index["config"]["separator"])
+    assert "dangling" in separator.split("model_call_reference_dangling")
+    assert "observations" in separator.split("ng_agent_observations")
+    assert {"tool", "call", "id"} <= set(separator.split("ToolCallObservation.tool_call_id".lower()))
+    entry = next(e for e in index["docs"] if e["location"] == "reference/errors/#model_call_reference_dangling")
+    assert "model_call_reference_dangling" in entry["title"]
+
+
 def test_brackets_in_docstrings_stay_text():
     spec = importlib.util.spec_from_file_location("griffe_prose", DOCS / "hooks" / "griffe_prose.py")
     assert spec is not None

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 
 from gym_contract import __version__, schemas
 from gym_contract._vocabulary import KINDS
-from gym_contract.cli._common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, positive, say, verdict
+from gym_contract.cli._common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, count, positive, say, verdict
+from gym_contract.cli._examples import add_examples
 
 # The engine and the renderer are imported by the command that runs: `--version`, `--help` and
 # `schema` start without them.
@@ -112,10 +113,24 @@ def build_parser(*, every_command: bool = True) -> argparse.ArgumentParser:
     )
     validate.add_argument("paths", nargs="+", metavar="PATH", help="input files; - for stdin")
     validate.add_argument("--kind", choices=KINDS, help="kind of every record (default: told from each record's shape)")
-    validate.add_argument("--format", choices=("text", "json"), default="text")
-    validate.add_argument("--fail-on", choices=("error", "warning"), default="error")
     validate.add_argument(
-        "--max-diagnostics", type=positive, default=1000, help="diagnostics listed (all are counted; default 1000)"
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="text for people (default), json for pipelines: the whole report as one JSON document",
+    )
+    validate.add_argument(
+        "--fail-on",
+        choices=("error", "warning"),
+        default="error",
+        help="the least severe diagnostic that makes the verdict FAIL and the exit status 1 (default error)",
+    )
+    validate.add_argument(
+        "--max-diagnostics",
+        type=count,
+        default=1000,
+        metavar="N",
+        help="diagnostics listed, 0 for the summary only; all are counted (default 1000)",
     )
     validate.add_argument("--max-line-bytes", type=positive, help=argparse.SUPPRESS)
     validate.add_argument(
@@ -132,7 +147,12 @@ def build_parser(*, every_command: bool = True) -> argparse.ArgumentParser:
     schema = commands.add_parser("schema", help="list and print the bundled JSON Schemas")
     schema_commands = schema.add_subparsers(dest="schema_command", metavar="SUBCOMMAND", required=True)
     listing = schema_commands.add_parser("list", help="list the bundled schemas with their $id")
-    listing.add_argument("--format", choices=("text", "json"), default="text")
+    listing.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="a table (default), or a JSON list of name, title, id",
+    )
     listing.set_defaults(handler=_schema_list)
     show = schema_commands.add_parser("show", help="print one schema as JSON")
     show.add_argument("name", help="schema name, as `gym-contract schema list` prints it")
@@ -141,6 +161,7 @@ def build_parser(*, every_command: bool = True) -> argparse.ArgumentParser:
 
     for module_name in _COMMAND_MODULES if every_command else ():
         importlib.import_module(module_name).register(commands)
+    add_examples(parser)
     return parser
 
 

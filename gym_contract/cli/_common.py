@@ -42,6 +42,17 @@ def usage_error(message: str) -> int:
     return EXIT_USAGE
 
 
+def count(text: str) -> int:
+    """An argument type: a whole number of at least 0, or a usage error that says what was expected."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 0, got {text!r}")
+    return value
+
+
 def positive(text: str, expected: str = "a positive whole number") -> int:
     """An argument type: a whole number of at least 1, or a usage error that says what was expected."""
     try:

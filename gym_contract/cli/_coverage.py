@@ -99,7 +99,12 @@ def register(commands: Any) -> None:
         help="group by ng_agent_observations.source, else the agent name (source; the default), "
         "or by the agent name on the record (agent)",
     )
-    parser.add_argument("--format", choices=("text", "json", "markdown"), default="text")
+    parser.add_argument(
+        "--format",
+        choices=("text", "json", "markdown"),
+        default="text",
+        help="a table for people (default), the matrix as JSON, or a Markdown table for a docs page",
+    )
     parser.add_argument(
         "--explain",
         choices=CRITERIA,

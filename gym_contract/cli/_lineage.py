@@ -145,5 +145,7 @@ def register(commands: Any) -> None:
         "with its reason. Exit 1 when a call is unresolved, 2 when the file cannot be read.",
     )
     parser.add_argument("capture", metavar="CAPTURE.jsonl", help="a <rollout_id>.capture.jsonl file")
-    parser.add_argument("--format", choices=("text", "json"), default="text")
+    parser.add_argument(
+        "--format", choices=("text", "json"), default="text", help="trees for people (default), or JSON for pipelines"
+    )
     parser.set_defaults(handler=_lineage)

@@ -1,0 +1,88 @@
+"""The examples that end each command's `--help`, run from a checkout of the repository as written."""
+
+from __future__ import annotations
+
+import argparse
+
+# Command path -> example command lines. Every line runs as it stands from the repository's root on
+# its example data (a test runs them all), except where an argument in capitals stands for a file
+# of the reader's own.
+EXAMPLES: dict[str, tuple[str, ...]] = {
+    "": (
+        "gym-contract validate examples/rollouts.jsonl",
+        "gym-contract coverage examples/rollouts.jsonl",
+        "gym-contract validate --help",
+    ),
+    "validate": (
+        "gym-contract validate examples/rollouts.jsonl",
+        "gym-contract validate --format json --fail-on warning examples/damaged_rollouts.jsonl",
+        "gym-contract validate --jobs auto --quiet examples/rollouts.jsonl examples/rollout-7-0.jsonl",
+        "gym-contract validate --max-diagnostics 0 examples/damaged_rollouts.jsonl",
+        "cat examples/rollouts.jsonl | gym-contract validate -",
+    ),
+    "schema": ("gym-contract schema list", "gym-contract schema show trajectory --id"),
+    "schema list": ("gym-contract schema list", "gym-contract schema list --format json"),
+    "schema show": ("gym-contract schema show trajectory", "gym-contract schema show model_call_ref --id"),
+    "coverage": (
+        "gym-contract coverage examples/rollouts.jsonl",
+        "gym-contract coverage --by agent --explain C5 examples/rollouts.jsonl",
+        "gym-contract coverage --format markdown examples/rollouts.jsonl",
+    ),
+    "lineage": (
+        "gym-contract lineage examples/capture/7-0.capture.jsonl",
+        "gym-contract lineage --format json examples/capture/12-0.capture.jsonl",
+    ),
+    "join": ("gym-contract join --capture examples/capture --rollout-id 7-0 docs/examples/join_observations.json",),
+    "project": (
+        "gym-contract project examples/rollout-7-0.jsonl --capture-dir examples/capture -o projected.jsonl",
+        "gym-contract project examples/rollout-7-0.jsonl --capture-dir examples/capture | gym-contract validate -",
+    ),
+    "observe": ("gym-contract observe claude-code examples/claude-code/spotter-v2.1.39 --model-ref policy",),
+    "observe claude-code": (
+        "gym-contract observe claude-code examples/claude-code/spotter-v2.1.39 --model-ref policy",
+        "gym-contract observe claude-code CONFIG_DIR --stream STDOUT.jsonl --exit-code 0 --model-ref policy",
+    ),
+    "outcome": ("gym-contract outcome opencode examples/reference/opencode-1.17.11-export.json --version 1.17.11",),
+    "outcome opencode": (
+        "gym-contract outcome opencode examples/reference/opencode-1.17.11-export.json --version 1.17.11",
+        "gym-contract outcome opencode EXPORT.json --events RUN.jsonl --exit-code 1",
+    ),
+    "outcome claude-code": ("gym-contract outcome claude-code STDOUT.jsonl --exit-code 0 --version 2.1.39",),
+    "decide": (
+        "gym-contract outcome opencode examples/reference/opencode-1.17.11-export.json | gym-contract decide -",
+        "gym-contract decide --policy POLICY.json --attempt 2 OUTCOME.json",
+    ),
+}
+
+_HEADING = "examples:"
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter, except that the examples keep their lines as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith(_HEADING):
+            return text
+        return super()._fill_text(text, width, indent)
+
+
+def add_examples(parser: argparse.ArgumentParser, path: str = "") -> None:
+    """End the help of ``parser`` and of every command under it with their examples."""
+    lines = EXAMPLES.get(path)
+    if lines:
+        parser.epilog = "\n".join([_HEADING, *(f"  $ {line}" for line in lines)])
+        parser.formatter_class = HelpFormatter
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, command in action.choices.items():
+                add_examples(command, f"{path} {name}".strip())
+
+
+def command_paths(parser: argparse.ArgumentParser, path: str = "") -> list[str]:
+    """The path of ``parser`` and of every command under it, as `EXAMPLES` keys them."""
+    found = [path]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, command in action.choices.items():
+                found.extend(command_paths(command, f"{path} {name}".strip()))
+    return found
