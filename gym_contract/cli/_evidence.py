@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections import Counter
 from typing import Any
@@ -37,7 +38,17 @@ def _read_bundle(path: str) -> AgentObservationBundle | str:
     return bundle
 
 
+def _capture_directory_problem(path: str) -> str | None:
+    """Why a capture directory cannot be read, in one line; None when it can."""
+    if os.path.isdir(path):
+        return None
+    state = "is not a directory" if os.path.exists(path) else "does not exist"
+    return f"cannot read the capture directory {path!r}: it {state}"
+
+
 def _join(args: argparse.Namespace) -> int:
+    if (problem := _capture_directory_problem(args.capture)) is not None:
+        return usage_error(problem)
     try:
         bundle = _read_bundle(args.observations)
         capture = read_capture(args.capture, args.rollout_id)
@@ -55,15 +66,22 @@ def _join(args: argparse.Namespace) -> int:
 
 
 def _project(args: argparse.Namespace) -> int:
+    for directory in args.capture_dir:
+        if (problem := _capture_directory_problem(directory)) is not None:
+            return usage_error(problem)
     try:
         source = _sources.open_source(args.rollouts)
     except _sources.InputUnreadable as error:
         return usage_error(str(error))
-    out = sys.stdout.buffer if args.output in (None, "-") else open(args.output, "wb")  # noqa: SIM115
+    try:
+        out = sys.stdout.buffer if args.output in (None, "-") else open(args.output, "wb")  # noqa: SIM115
+    except OSError as error:
+        source.close()
+        return usage_error(f"cannot write {args.output!r}: {error.strerror or error}")
     projected, failures, damaged = 0, Counter[str](), 0
     gaps: Counter[str] = Counter()
     try:
-        with source, progress_bar(args.output not in (None, "-")) as progress:
+        with source, progress_bar(args.output not in (None, "-"), "projecting") as progress:
             for raw in _records.iter_lines(source):
                 read: Any = raw if isinstance(raw, Diagnostic) else read_record(raw.data, "rollout")
                 if isinstance(read, Diagnostic):

@@ -96,8 +96,8 @@ def _diagnostics_by_record(diagnostics: list[Diagnostic], out: TextIO) -> None:
 
 
 @contextmanager
-def progress_bar(enabled: bool) -> Iterator[object | None]:
-    """A progress bar on stderr over bytes read, only when stderr is a terminal."""
+def progress_bar(enabled: bool, doing: str = "validating") -> Iterator[object | None]:
+    """A progress bar on stderr over bytes read, labelled with what is being done, only when stderr is a terminal."""
     if not enabled or not sys.stderr.isatty():
         yield None
         return
@@ -111,7 +111,7 @@ def progress_bar(enabled: bool) -> Iterator[object | None]:
         TimeRemainingColumn(),
         transient=True,
     ) as bar:
-        task = bar.add_task("validating", total=None)
+        task = bar.add_task(doing, total=None)
 
         def update(done: int, total: int | None) -> None:
             bar.update(task, completed=done, total=total)

@@ -85,6 +85,26 @@ def test_the_join_command(tmp_path: Path):
     assert run("join", str(observations), "--capture", str(CAPTURE_DIR), "--rollout-id", "7-0").returncode == 2
 
 
+def test_a_capture_directory_or_an_output_that_cannot_be_used_is_one_line_and_exit_2(tmp_path: Path):
+    observations = tmp_path / "observations.json"
+    observations.write_text(json.dumps(BUNDLE))
+    rollouts = tmp_path / "rollouts.jsonl"
+    rollouts.write_text(json.dumps(ROW) + "\n")
+    missing, a_file = str(tmp_path / "nowhere"), str(observations)
+    cases = {
+        ("join", str(observations), "--capture", missing, "--rollout-id", "7-0"): f"{missing!r}: it does not exist",
+        ("project", str(rollouts), "--capture-dir", a_file): f"{a_file!r}: it is not a directory",
+        ("project", str(rollouts), "--capture-dir", str(CAPTURE_DIR), "-o", str(tmp_path)): "Is a directory",
+    }
+    for arguments, said in cases.items():
+        result = run(*arguments)
+        assert result.returncode == 2, arguments
+        assert result.stdout == ""
+        (line,) = result.stderr.splitlines()
+        assert line.startswith("gym-contract: ")
+        assert line.endswith(said)
+
+
 def test_the_project_command_streams_records_and_summarises(tmp_path: Path):
     rollouts = tmp_path / "rollouts.jsonl"
     rollouts.write_text(json.dumps(ROW) + "\n{broken\n")
