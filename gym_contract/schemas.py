@@ -17,6 +17,7 @@ from gym_contract._json_pointer import resolve
 
 __all__ = [
     "CONTRACT_VERSION",
+    "REPORT_SCHEMA",
     "SCHEMA_VERSION",
     "RemoteReferenceError",
     "UnknownSchemaError",
@@ -24,6 +25,7 @@ __all__ = [
     "get",
     "names",
     "registry",
+    "report_schema",
     "schema_id",
     "source",
     "validator",
@@ -68,6 +70,23 @@ def _root() -> Traversable:
     from pathlib import Path
 
     return Path(__file__).resolve().parent.parent / "schemas" / SCHEMA_VERSION
+
+
+REPORT_SCHEMA = "validate-report.v1.schema.json"
+"""The JSON Schema of `gym-contract validate --format json`, layout 1 (see `report_schema`)."""
+
+
+def report_schema() -> dict[str, Any]:
+    """The JSON Schema of the JSON report `gym-contract validate --format json` writes (a fresh copy)."""
+    from importlib import resources
+
+    packaged = resources.files("gym_contract") / "_schemas" / "reports" / REPORT_SCHEMA
+    if packaged.is_file():
+        return dict(json.loads(packaged.read_text(encoding="utf-8")))
+    from pathlib import Path
+
+    checkout = Path(__file__).resolve().parent.parent / "schemas" / "reports" / REPORT_SCHEMA
+    return dict(json.loads(checkout.read_text(encoding="utf-8")))
 
 
 @cache

@@ -16,11 +16,13 @@ from mkdocs.structure.files import File, Files
 
 
 def _schema_files(config: Any) -> list[tuple[str, Path]]:
-    """(URI in the site, file on disk) for every JSON file of every version folder of `schemas/`."""
+    """(URI in the site, file on disk) for every JSON file of every version folder of `schemas/`, and of its reports."""
     root = Path(config.config_file_path).resolve().parent / "schemas"
     return [
         (path.relative_to(root.parent).as_posix(), path)
-        for version in sorted(p for p in root.iterdir() if p.is_dir() and p.name.startswith("v"))
+        for version in sorted(
+            p for p in root.iterdir() if p.is_dir() and (p.name.startswith("v") or p.name == "reports")
+        )
         for path in sorted(version.glob("*.json"))
     ]
 

@@ -45,10 +45,19 @@ def _validate(args: argparse.Namespace) -> int:
             )
     except InputUnreadable as error:
         say(str(error))
+        if args.format in ("json", "sarif", "github"):
+            # A pipeline reading stdout still gets a document it can parse, which says what went wrong.
+            from gym_contract.cli._formats import render_unreadable
+
+            render_unreadable(args.format, error, sys.stdout)
         return EXIT_USAGE
     status = verdict(args, EXIT_FAILED if report.fails(args.fail_on) else EXIT_OK)
     if args.format == "json":
         render_json(report, args.fail_on, sys.stdout)
+    elif args.format in ("sarif", "github"):
+        from gym_contract.cli._formats import render_github, render_sarif
+
+        (render_sarif if args.format == "sarif" else render_github)(report, args.fail_on, sys.stdout)
     else:
         render_text(report, args.fail_on, sys.stdout, quiet=args.quiet)
     if report.interrupted:
@@ -115,9 +124,10 @@ def build_parser(*, every_command: bool = True) -> argparse.ArgumentParser:
     validate.add_argument("--kind", choices=KINDS, help="kind of every record (default: told from each record's shape)")
     validate.add_argument(
         "--format",
-        choices=("text", "json"),
+        choices=("text", "json", "sarif", "github"),
         default="text",
-        help="text for people (default), json for pipelines: the whole report as one JSON document",
+        help="text for people (default); json: the whole report as one JSON document; sarif: SARIF 2.1.0 for "
+        "code scanning; github: GitHub Actions annotations",
     )
     validate.add_argument(
         "--fail-on",

@@ -19,6 +19,10 @@ from gym_contract._vocabulary import (
 from gym_contract.coverage import NO_OBSERVATIONS, CoverageMatrix, rollout_coverage
 from gym_contract.diagnostics import SEVERITIES, Diagnostic, Severity, docs_url
 
+REPORT_VERSION = "1"
+"""Version of the JSON report's layout (`schemas/reports/validate-report.v1.schema.json`): a key may
+be added within a version, none is removed or changes meaning."""
+
 __all__ = ["Report", "TokenTally"]
 
 _RANK = {severity: rank for rank, severity in enumerate(reversed(SEVERITIES))}
@@ -163,6 +167,7 @@ class Report:
     def to_dict(self, fail_on: Severity = "error") -> dict[str, Any]:
         """The whole report as plain JSON data; every count is complete even when diagnostics are capped."""
         return {
+            "report_version": REPORT_VERSION,
             "verdict": "fail" if self.fails(fail_on) else "pass",
             "fail_on": fail_on,
             "inputs": list(self.inputs),
