@@ -78,6 +78,7 @@ def test_the_whole_process_benchmark_reports_every_ratio():
         "jobs 2 vs jobs 1",
         "start-up, empty file vs import orjson, msgspec",
         "start-up, --version vs import orjson, msgspec",
+        "start-up, --help vs import argparse",
         "invalid-record rate vs clean rate",
     }
     assert all(ratio > 0 for ratio in figures["ratios"].values())

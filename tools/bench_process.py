@@ -77,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
             "python -c 'import orjson, msgspec'": [sys.executable, "-c", "import orjson, msgspec"],
             "gym-contract validate (empty file)": [*ours, str(empty)],
             "gym-contract --version": [command, "--version"],
+            "python -c 'import argparse'": [sys.executable, "-c", "import argparse"],
+            "gym-contract --help": [command, "--help"],
         }
         seconds = median_seconds(throughput, args.passes) | median_seconds(start_up, args.passes * 2)
     memory = {} if args.rss is None else {"peak RSS of validate, MB": peak_rss_mb([*ours, str(args.rss)])}
@@ -86,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         "jobs 2 vs jobs 1": seconds["gym-contract validate"] / seconds["gym-contract validate --jobs 2"],
         "start-up, empty file vs import orjson, msgspec": seconds["gym-contract validate (empty file)"] / floor,
         "start-up, --version vs import orjson, msgspec": seconds["gym-contract --version"] / floor,
+        "start-up, --help vs import argparse": seconds["gym-contract --help"] / seconds["python -c 'import argparse'"],
     }
     if args.invalid is not None:
         rate = args.invalid.stat().st_size / seconds["gym-contract validate (invalid records)"]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import errno
-import importlib
 import json
 import os
 import sys
@@ -14,19 +13,10 @@ from gym_contract import __version__, schemas
 from gym_contract._vocabulary import KINDS
 from gym_contract.cli._common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, count, positive, say, verdict
 from gym_contract.cli._examples import add_examples
+from gym_contract.cli._parsers import register_all
 
 # The engine and the renderer are imported by the command that runs: `--version`, `--help` and
 # `schema` start without them.
-
-# Modules that add a command: each has `register(commands)`, given the subparsers of `gym-contract`,
-# and sets `handler` on its parser to a function of the parsed arguments returning the exit status.
-_COMMAND_MODULES: tuple[str, ...] = (
-    "gym_contract.cli._outcome",
-    "gym_contract.cli._evidence",
-    "gym_contract.cli._observe",
-    "gym_contract.cli._lineage",
-    "gym_contract.cli._coverage",
-)
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -169,8 +159,8 @@ def build_parser(*, every_command: bool = True) -> argparse.ArgumentParser:
     show.add_argument("--id", action="store_true", help="print only the schema's $id")
     show.set_defaults(handler=_schema_show)
 
-    for module_name in _COMMAND_MODULES if every_command else ():
-        importlib.import_module(module_name).register(commands)
+    if every_command:
+        register_all(commands)
     add_examples(parser)
     return parser
 

@@ -81,34 +81,3 @@ def _print_text(matrix: CoverageMatrix, by: str, damaged: int, skipped: int) -> 
     notes = [f"{damaged:,} damaged lines" if damaged else "", f"{skipped:,} other records" if skipped else ""]
     if any(notes):
         print("not rated: " + ", ".join(note for note in notes if note))
-
-
-def register(commands: Any) -> None:
-    parser = commands.add_parser(
-        "coverage",
-        help="rate each rollout V, O or X on the capability criteria C1–C7 and print the matrix",
-        description="Read rollout records (JSON, JSONL, .gz, .zst or - for stdin), rate each one on C1–C7 "
-        "from the evidence it carries, and print the share of rollouts at V, O and X per producer. "
-        "Exit 2 when an input cannot be opened.",
-    )
-    parser.add_argument("paths", nargs="+", metavar="ROLLOUTS.jsonl", help="input files; - for stdin")
-    parser.add_argument(
-        "--by",
-        choices=("source", "agent"),
-        default="source",
-        help="group by ng_agent_observations.source, else the agent name (source; the default), "
-        "or by the agent name on the record (agent)",
-    )
-    parser.add_argument(
-        "--format",
-        choices=("text", "json", "markdown"),
-        default="text",
-        help="a table for people (default), the matrix as JSON, or a Markdown table for a docs page",
-    )
-    parser.add_argument(
-        "--explain",
-        choices=CRITERIA,
-        metavar="CN",
-        help="also print what kept rollouts from V on one criterion (C1 … C7), counted by reason",
-    )
-    parser.set_defaults(handler=_coverage)

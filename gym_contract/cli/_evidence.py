@@ -122,30 +122,3 @@ def _failure_gaps(result: dict[str, Any]) -> list[dict[str, Any]]:
         holder = obj(result.get(key)) or {}
         found += [gap for gap in objects(holder.get("gaps")) if gap.get("code") == "trajectory_projection_failed"]
     return found
-
-
-def register(commands: Any) -> None:
-    joiner = commands.add_parser(
-        "join",
-        help="join an ng_agent_observations bundle to a rollout's captured model calls",
-        description="Print the joined bundle: references made canonical where exactly one captured call matches, "
-        "gaps for the rest. Exit 2 when an input cannot be read.",
-    )
-    joiner.add_argument("observations", metavar="OBSERVATIONS.json", help="an ng_agent_observations bundle")
-    joiner.add_argument("--capture", required=True, metavar="DIR", help="capture directory (or .capture.jsonl file)")
-    joiner.add_argument("--rollout-id", required=True, help="rollout id the capture is keyed by")
-    joiner.set_defaults(handler=_join)
-
-    projector = commands.add_parser(
-        "project",
-        help="attach ng_model_call_capture and ng_trajectory to rollout records",
-        description="Stream rollout records, merge each one's capture, join its observations and attach its "
-        "trajectory, as the collector does. Writes JSONL; a summary goes to stderr (or stdout with -o). "
-        "Exit 1 when a line is damaged or a projection failed, 2 when the input cannot be opened.",
-    )
-    projector.add_argument("rollouts", metavar="ROLLOUTS.jsonl", help="rollout records; - for stdin")
-    projector.add_argument(
-        "--capture-dir", action="append", default=[], metavar="DIR", help="capture directory (repeatable)"
-    )
-    projector.add_argument("-o", "--output", metavar="OUT.jsonl", help="where to write the records (default stdout)")
-    projector.set_defaults(handler=_project)

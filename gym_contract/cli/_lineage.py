@@ -134,18 +134,3 @@ def _lineage(args: argparse.Namespace) -> int:
     else:
         render_text(lineage, path.name, sys.stdout)
     return EXIT_FAILED if lineage.unresolved else EXIT_OK
-
-
-def register(commands: Any) -> None:
-    parser = commands.add_parser(
-        "lineage",
-        help="chain the captured model calls of a capture file into conversations",
-        description="Resolve every captured call to the call it continues (fingerprint version 4) and print "
-        "the conversations as trees: the main agent, the others, their branches, and every unresolved call "
-        "with its reason. Exit 1 when a call is unresolved, 2 when the file cannot be read.",
-    )
-    parser.add_argument("capture", metavar="CAPTURE.jsonl", help="a <rollout_id>.capture.jsonl file")
-    parser.add_argument(
-        "--format", choices=("text", "json"), default="text", help="trees for people (default), or JSON for pipelines"
-    )
-    parser.set_defaults(handler=_lineage)

@@ -48,33 +48,3 @@ def _observe_claude_code(args: argparse.Namespace) -> int:
         say(f"{key}{diagnostic.path}: {diagnostic.code}: {diagnostic.message}")
     print_json(document)
     return EXIT_INVALID if problems else EXIT_OK
-
-
-def register(commands: Any) -> None:
-    """Add `observe` and its harnesses to the subcommands of `gym-contract`."""
-    observe = commands.add_parser(
-        "observe",
-        help="turn a harness's own artifacts into ng_agent_observations, ng_agent_outcome and a run summary",
-        description="Read what a harness left behind and print one JSON document: the ng_agent_observations "
-        "bundle, the ng_agent_outcome and the run summary. Exit 1 when the document breaks the contract, "
-        "2 when an input cannot be read.",
-    )
-    harnesses = observe.add_subparsers(dest="harness", metavar="HARNESS", required=True)
-    claude = harnesses.add_parser(
-        "claude-code",
-        help="a Claude Code run: its CLAUDE_CONFIG_DIR and optionally its stream-json output",
-        description="Read the session transcripts under CONFIG_DIR/projects (subagents included) and, when "
-        "given, the `claude -p --output-format stream-json --verbose` stdout.",
-    )
-    claude.add_argument("config_dir", metavar="CONFIG_DIR", help="the run's CLAUDE_CONFIG_DIR")
-    claude.add_argument("--stream", metavar="STDOUT.jsonl", help="the stream-json output; - for stdin")
-    claude.add_argument("--model-ref", metavar="NAME", help="model server that served the run (e.g. policy)")
-    claude.add_argument("--exit-code", type=int, metavar="N", help="the process's exit status")
-    claude.add_argument("--timed-out", action="store_true", help="the host's deadline cut the run off")
-    claude.add_argument(
-        "--duration-s", type=float, metavar="SECONDS", help="run time measured by the host (used without a result)"
-    )
-    claude.add_argument(
-        "--no-sandbox", action="store_true", help="the agent ran on the host without a sandbox (gap no_sandbox_runtime)"
-    )
-    claude.set_defaults(handler=_observe_claude_code)

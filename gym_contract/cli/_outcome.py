@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from gym_contract.cli._common import EXIT_OK, EXIT_USAGE, positive, print_json, say
+from gym_contract.cli._common import EXIT_OK, EXIT_USAGE, print_json, say
 from gym_contract.diagnostics import ContractError
 from gym_contract.models import AgentOutcome
 from gym_contract.outcome import Policy, classify_claude_code, classify_opencode, decide
@@ -18,54 +18,6 @@ from gym_contract.reading._json_parsing import loads
 
 class _BadInputError(Exception):
     """An input the command cannot use; each of its arguments is one line the user sees."""
-
-
-def register(commands: Any) -> None:
-    """Add `outcome` and `decide` to the subcommands of `gym-contract`."""
-    outcome = commands.add_parser(
-        "outcome",
-        help="classify how a harness run ended; print its ng_agent_outcome as JSON",
-        description="Read a harness's artifacts and print the ng_agent_outcome (failure kind, status, signals).",
-    )
-    harnesses = outcome.add_subparsers(dest="harness", metavar="HARNESS", required=True)
-
-    opencode = harnesses.add_parser(
-        "opencode",
-        help="an OpenCode run: its `opencode export` document and optionally its `run --format json` events",
-    )
-    opencode.add_argument("export", metavar="EXPORT.json", help="the `opencode export` document; - for stdin")
-    opencode.add_argument("--events", metavar="RUN.jsonl", help="the `opencode run --format json` output")
-    _process_arguments(opencode, "OpenCode version (default: the export's info.version)")
-    opencode.set_defaults(handler=_outcome_opencode)
-
-    claude = harnesses.add_parser(
-        "claude-code", help="a Claude Code run: its `claude -p --output-format stream-json --verbose` output"
-    )
-    claude.add_argument("stream", metavar="STREAM.jsonl", help="the stream-json output; - for stdin")
-    _process_arguments(claude, "Claude Code version (default: the init event's claude_code_version)")
-    claude.set_defaults(handler=_outcome_claude_code)
-
-    deciding = commands.add_parser(
-        "decide",
-        help="decide to grade, retry or exclude a rollout from its ng_agent_outcome",
-        description="Print the decision for an ng_agent_outcome (or a rollout record carrying one) as JSON.",
-    )
-    deciding.add_argument(
-        "outcome", metavar="OUTCOME.json", help="an ng_agent_outcome or a rollout record; - for stdin"
-    )
-    deciding.add_argument(
-        "--policy", metavar="POLICY.json", help='e.g. {"max_retries": 2, "grade_request_errors": true}'
-    )
-    deciding.add_argument(
-        "--attempt", type=positive, default=1, help="1-based number of the attempt that ended so (default 1)"
-    )
-    deciding.set_defaults(handler=_decide)
-
-
-def _process_arguments(parser: argparse.ArgumentParser, version_help: str) -> None:
-    parser.add_argument("--exit-code", type=int, metavar="N", help="exit status of the harness process")
-    parser.add_argument("--timed-out", action="store_true", help="the host's deadline cut the run off")
-    parser.add_argument("--version", dest="harness_version", metavar="V", help=version_help)
 
 
 def _outcome_opencode(args: argparse.Namespace) -> int:

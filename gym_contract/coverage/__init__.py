@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from gym_contract._values import nonempty, obj
-from gym_contract._vocabulary import detect_kind
-from gym_contract.coverage._rules import CRITERIA, FULL, RULES, Verdict, evidence_of, gapped_criteria, quickly_complete
+from gym_contract._vocabulary import CRITERIA, detect_kind
+from gym_contract.coverage._rules import FULL, RULES, Verdict, evidence_of, gapped_criteria, quickly_complete
 
 __all__ = [
     "CRITERIA",

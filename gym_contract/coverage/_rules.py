@@ -20,7 +20,6 @@ from gym_contract._values import nonempty, number, obj, objects, text
 from gym_contract._vocabulary import CAPTURED_TOKEN_FIELDS, TOKEN_FIELDS, token_count
 
 Verdict = Literal["V", "O", "X"]
-CRITERIA: tuple[str, ...] = ("C1", "C2", "C3", "C4", "C5", "C6", "C7")
 
 # Token counts a dialect's usage object carries beyond prompt, completion and total (CONTRACT §3.5.1):
 # Responses usage always has input/output token details; Anthropic Messages reports cache reads but

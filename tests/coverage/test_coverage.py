@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from gym_contract.checking import check_files
-from gym_contract.coverage import CoverageMatrix, coverage_matrix, rollout_coverage
+from gym_contract.coverage import CRITERIA, CoverageMatrix, coverage_matrix, rollout_coverage
 from gym_contract.report import Report
 from tests.support import REPO
 
@@ -414,5 +414,5 @@ def test_the_quick_checks_for_complete_evidence_agree_with_the_rules() -> None:
         coverage = rollout_coverage(record)
         assert coverage is not None
         evidence = _coverage_rules.evidence_of(record, "rollout")
-        by_rules = [_coverage_rules.RULES[criterion](evidence) for criterion in _coverage_rules.CRITERIA]
+        by_rules = [_coverage_rules.RULES[criterion](evidence) for criterion in CRITERIA]
         assert [(v.verdict, v.reasons) for v in coverage.verdicts] == by_rules

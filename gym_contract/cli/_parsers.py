@@ -1,0 +1,184 @@
+"""The arguments of the commands other modules run: parsed without importing them, so that `--help` starts fast.
+
+Each command's handler is imported from its module when the command runs, not when the parser is
+built; these parsers need nothing but argparse.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+from gym_contract._vocabulary import CRITERIA
+from gym_contract.cli._common import positive
+
+
+def _deferred(module: str, name: str) -> Callable[[argparse.Namespace], int]:
+    """A handler that imports ``module`` when the command runs and calls its ``name``."""
+
+    def run(args: argparse.Namespace) -> int:
+        handler: Callable[[argparse.Namespace], int] = getattr(importlib.import_module(module), name)
+        return handler(args)
+
+    return run
+
+
+def register_all(commands: Any) -> None:
+    """Add every command these parsers describe to the subcommands of `gym-contract`."""
+    for register in (register_outcome, register_evidence, register_observe, register_lineage, register_coverage):
+        register(commands)
+
+
+def register_outcome(commands: Any) -> None:
+    """Add `outcome` and `decide` to the subcommands of `gym-contract`."""
+    outcome = commands.add_parser(
+        "outcome",
+        help="classify how a harness run ended; print its ng_agent_outcome as JSON",
+        description="Read a harness's artifacts and print the ng_agent_outcome (failure kind, status, signals).",
+    )
+    harnesses = outcome.add_subparsers(dest="harness", metavar="HARNESS", required=True)
+
+    opencode = harnesses.add_parser(
+        "opencode",
+        help="an OpenCode run: its `opencode export` document and optionally its `run --format json` events",
+    )
+    opencode.add_argument("export", metavar="EXPORT.json", help="the `opencode export` document; - for stdin")
+    opencode.add_argument("--events", metavar="RUN.jsonl", help="the `opencode run --format json` output")
+    _process_arguments(opencode, "OpenCode version (default: the export's info.version)")
+    opencode.set_defaults(handler=_deferred("gym_contract.cli._outcome", "_outcome_opencode"))
+
+    claude = harnesses.add_parser(
+        "claude-code", help="a Claude Code run: its `claude -p --output-format stream-json --verbose` output"
+    )
+    claude.add_argument("stream", metavar="STREAM.jsonl", help="the stream-json output; - for stdin")
+    _process_arguments(claude, "Claude Code version (default: the init event's claude_code_version)")
+    claude.set_defaults(handler=_deferred("gym_contract.cli._outcome", "_outcome_claude_code"))
+
+    deciding = commands.add_parser(
+        "decide",
+        help="decide to grade, retry or exclude a rollout from its ng_agent_outcome",
+        description="Print the decision for an ng_agent_outcome (or a rollout record carrying one) as JSON.",
+    )
+    deciding.add_argument(
+        "outcome", metavar="OUTCOME.json", help="an ng_agent_outcome or a rollout record; - for stdin"
+    )
+    deciding.add_argument(
+        "--policy",
+        metavar="POLICY.json",
+        help='a JSON file holding the policy, such as {"max_retries": 2, "grade_request_errors": true}',
+    )
+    deciding.add_argument(
+        "--attempt", type=positive, default=1, help="1-based number of the attempt that ended so (default 1)"
+    )
+    deciding.set_defaults(handler=_deferred("gym_contract.cli._outcome", "_decide"))
+
+
+def register_evidence(commands: Any) -> None:
+    joiner = commands.add_parser(
+        "join",
+        help="join an ng_agent_observations bundle to a rollout's captured model calls",
+        description="Print the joined bundle: references made canonical where exactly one captured call matches, "
+        "gaps for the rest. Exit 2 when an input cannot be read.",
+    )
+    joiner.add_argument("observations", metavar="OBSERVATIONS.json", help="an ng_agent_observations bundle")
+    joiner.add_argument("--capture", required=True, metavar="DIR", help="capture directory (or .capture.jsonl file)")
+    joiner.add_argument("--rollout-id", required=True, help="rollout id the capture is keyed by")
+    joiner.set_defaults(handler=_deferred("gym_contract.cli._evidence", "_join"))
+
+    projector = commands.add_parser(
+        "project",
+        help="attach ng_model_call_capture and ng_trajectory to rollout records",
+        description="Stream rollout records, merge each one's capture, join its observations and attach its "
+        "trajectory, as the collector does. Writes JSONL; a summary goes to stderr (or stdout with -o). "
+        "Exit 1 when a line is damaged or a projection failed, 2 when the input cannot be opened.",
+    )
+    projector.add_argument("rollouts", metavar="ROLLOUTS.jsonl", help="rollout records; - for stdin")
+    projector.add_argument(
+        "--capture-dir", action="append", default=[], metavar="DIR", help="capture directory (repeatable)"
+    )
+    projector.add_argument("-o", "--output", metavar="OUT.jsonl", help="where to write the records (default stdout)")
+    projector.set_defaults(handler=_deferred("gym_contract.cli._evidence", "_project"))
+
+
+def register_observe(commands: Any) -> None:
+    """Add `observe` and its harnesses to the subcommands of `gym-contract`."""
+    observe = commands.add_parser(
+        "observe",
+        help="turn a harness's own artifacts into ng_agent_observations, ng_agent_outcome and a run summary",
+        description="Read what a harness left behind and print one JSON document: the ng_agent_observations "
+        "bundle, the ng_agent_outcome and the run summary. Exit 1 when the document breaks the contract, "
+        "2 when an input cannot be read.",
+    )
+    harnesses = observe.add_subparsers(dest="harness", metavar="HARNESS", required=True)
+    claude = harnesses.add_parser(
+        "claude-code",
+        help="a Claude Code run: its CLAUDE_CONFIG_DIR and optionally its stream-json output",
+        description="Read the session transcripts under CONFIG_DIR/projects (subagents included) and, when "
+        "given, the `claude -p --output-format stream-json --verbose` stdout.",
+    )
+    claude.add_argument("config_dir", metavar="CONFIG_DIR", help="the run's CLAUDE_CONFIG_DIR")
+    claude.add_argument("--stream", metavar="STDOUT.jsonl", help="the stream-json output; - for stdin")
+    claude.add_argument("--model-ref", metavar="NAME", help="model server that served the run (e.g. policy)")
+    claude.add_argument("--exit-code", type=int, metavar="N", help="the process's exit status")
+    claude.add_argument("--timed-out", action="store_true", help="the host's deadline cut the run off")
+    claude.add_argument(
+        "--duration-s", type=float, metavar="SECONDS", help="run time measured by the host (used without a result)"
+    )
+    claude.add_argument(
+        "--no-sandbox", action="store_true", help="the agent ran on the host without a sandbox (gap no_sandbox_runtime)"
+    )
+    claude.set_defaults(handler=_deferred("gym_contract.cli._observe", "_observe_claude_code"))
+
+
+def register_lineage(commands: Any) -> None:
+    parser = commands.add_parser(
+        "lineage",
+        help="chain the captured model calls of a capture file into conversations",
+        description="Resolve every captured call to the call it continues (fingerprint version 4) and print "
+        "the conversations as trees: the main agent, the others, their branches, and every unresolved call "
+        "with its reason. Exit 1 when a call is unresolved, 2 when the file cannot be read.",
+    )
+    parser.add_argument("capture", metavar="CAPTURE.jsonl", help="a <rollout_id>.capture.jsonl file")
+    parser.add_argument(
+        "--format", choices=("text", "json"), default="text", help="trees for people (default), or JSON for pipelines"
+    )
+    parser.set_defaults(handler=_deferred("gym_contract.cli._lineage", "_lineage"))
+
+
+def register_coverage(commands: Any) -> None:
+    parser = commands.add_parser(
+        "coverage",
+        help="rate each rollout V, O or X on the capability criteria C1–C7 and print the matrix",
+        description="Read rollout records (JSON, JSONL, .gz, .zst or - for stdin), rate each one on C1–C7 "
+        "from the evidence it carries, and print the share of rollouts at V, O and X per producer. "
+        "Exit 2 when an input cannot be opened.",
+    )
+    parser.add_argument("paths", nargs="+", metavar="ROLLOUTS.jsonl", help="input files; - for stdin")
+    parser.add_argument(
+        "--by",
+        choices=("source", "agent"),
+        default="source",
+        help="group by ng_agent_observations.source, else the agent name (source; the default), "
+        "or by the agent name on the record (agent)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("text", "json", "markdown"),
+        default="text",
+        help="a table for people (default), the matrix as JSON, or a Markdown table for a docs page",
+    )
+    parser.add_argument(
+        "--explain",
+        choices=CRITERIA,
+        metavar="CN",
+        help="also print what kept rollouts from V on one criterion (C1 … C7), counted by reason",
+    )
+    parser.set_defaults(handler=_deferred("gym_contract.cli._coverage", "_coverage"))
+
+
+def _process_arguments(parser: argparse.ArgumentParser, version_help: str) -> None:
+    parser.add_argument("--exit-code", type=int, metavar="N", help="exit status of the harness process")
+    parser.add_argument("--timed-out", action="store_true", help="the host's deadline cut the run off")
+    parser.add_argument("--version", dest="harness_version", metavar="V", help=version_help)
