@@ -149,7 +149,7 @@ class CoverageMatrix:
         present = [verdict for verdict in VERDICTS if counts[verdict]]
         if len(present) == 1:
             return present[0]
-        return " ".join(f"{verdict} {round(100 * counts[verdict] / rated)}%" for verdict in present) or "-"
+        return " ".join(f"{verdict} {_share(counts[verdict], rated)}" for verdict in present) or "-"
 
     def why_not_v(self, criterion: str) -> list[tuple[str, int]]:
         """Reasons that kept rollouts from V on ``criterion``, most frequent first."""
@@ -175,6 +175,16 @@ class CoverageMatrix:
         for verdict in VERDICTS:
             row[verdict] = {criterion: self.count(criterion, verdict, producer) for criterion in CRITERIA}
         return row
+
+
+def _share(count: int, total: int) -> str:
+    """A verdict's share of a mixed cell, never shown as 0 % or 100 %, which would read as none or all."""
+    percent = 100 * count / total
+    if percent < 1:
+        return "<1%"
+    if percent > 99:
+        return ">99%"
+    return f"{round(percent)}%"
 
 
 def coverage_matrix(records: Iterable[Any], by: GroupBy = "source") -> CoverageMatrix:

@@ -373,6 +373,12 @@ def test_rollouts_are_grouped_by_observation_source_else_agent_name() -> None:
     assert by_agent.rollouts == {"my_agent": 2}
 
 
+def test_a_mixed_cell_never_shows_a_present_verdict_as_none_or_all() -> None:
+    matrix = coverage_matrix([complete_rollout()] * 299 + [with_gap("no_sandbox_runtime")])
+    assert matrix.cell("C7") == "V >99% O <1%"
+    assert coverage_matrix([complete_rollout()] * 3).cell("C7") == "V"
+
+
 def test_the_matrix_gives_counts_per_verdict_and_the_reasons_that_kept_rollouts_from_v() -> None:
     summary = coverage_matrix([complete_rollout(), with_gap("no_sandbox_runtime")]).to_dict()
     row = summary["producers"]["claude_code"]
