@@ -9,6 +9,7 @@ from typing import Any
 
 import orjson
 
+from gym_contract._vocabulary import detect_kind
 from gym_contract.cli._common import EXIT_OK, EXIT_USAGE, print_json, say
 from gym_contract.diagnostics import ContractError
 from gym_contract.models import AgentOutcome
@@ -49,6 +50,11 @@ def _outcome_json(outcome: AgentOutcome) -> dict[str, Any]:
 def _decide(args: argparse.Namespace) -> int:
     def run() -> dict[str, str]:
         record = _json_object(args.outcome, "outcome")
+        if "ng_agent_outcome" not in record and detect_kind(record) == "rollout":
+            raise _BadInputError(
+                f"{args.outcome}: the rollout record carries no ng_agent_outcome; make one from the harness's "
+                "artifacts with `gym-contract outcome opencode|claude-code …` or `gym-contract observe claude-code …`"
+            )
         data = record.get("ng_agent_outcome", record)
         if not isinstance(data, dict):
             raise _BadInputError(f"{args.outcome}: ng_agent_outcome is not a JSON object")

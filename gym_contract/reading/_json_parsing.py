@@ -199,7 +199,14 @@ def parse_with_duplicates(data: bytes) -> tuple[Any, Duplicates] | Diagnostic:
 
 
 def not_an_object(value: Any) -> Diagnostic:
-    return Diagnostic.of("record_not_object", f"the record is a JSON {json_type(value)}, not an object")
+    message = f"the record is a JSON {json_type(value)}, not an object"
+    if isinstance(value, list):
+        # The usual cause: records written as one JSON array into a file named as JSONL.
+        message += (
+            "; a JSONL file holds one object per line, and a file that is one JSON array of records "
+            "is read as such when its name ends in .json"
+        )
+    return Diagnostic.of("record_not_object", message)
 
 
 def nesting_problem(value: Any, limit: int) -> Diagnostic | None:

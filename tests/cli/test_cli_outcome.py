@@ -15,6 +15,9 @@ from gym_contract.outcome import classify_opencode
 from tests.outcome.test_outcome import CLAUDE_CODE_CASES, OPENCODE_CASES, Case
 from tests.support import REPO
 
+REPO_EXAMPLES = REPO / "examples"
+from tests.support import REPO
+
 SHIPPED_EXPORT = REPO / "examples/reference/opencode-1.17.11-export.json"
 
 
@@ -182,3 +185,22 @@ def test_a_bad_attempt_is_a_usage_error(tmp_path):
     result = run("decide", write(tmp_path, "outcome.json", {}), "--attempt", "0")
     assert result.returncode == 2
     assert "positive whole number" in result.stderr
+
+
+def test_decide_on_a_rollout_without_an_outcome_says_how_to_make_one(tmp_path: Path):
+    rollout = tmp_path / "rollout.json"
+    rollout.write_text((REPO_EXAMPLES / "rollouts.jsonl").read_text().splitlines()[0])
+    result = run("decide", str(rollout))
+    assert result.returncode == 2
+    (line,) = result.stderr.splitlines()
+    assert "carries no ng_agent_outcome" in line
+    assert "gym-contract outcome" in line
+
+
+def test_a_json_array_on_a_jsonl_line_says_how_to_read_it(tmp_path: Path):
+    lines = tmp_path / "records.jsonl"
+    lines.write_text('[{"task_id": "t"}]\n')
+    result = run("validate", "--format", "json", str(lines))
+    (diagnostic,) = json.loads(result.stdout)["diagnostics"]
+    assert diagnostic["code"] == "record_not_object"
+    assert "read as such when its name ends in .json" in diagnostic["message"]
