@@ -16,8 +16,6 @@ from tests.outcome.test_outcome import CLAUDE_CODE_CASES, OPENCODE_CASES, Case
 from tests.support import REPO
 
 REPO_EXAMPLES = REPO / "examples"
-from tests.support import REPO
-
 SHIPPED_EXPORT = REPO / "examples/reference/opencode-1.17.11-export.json"
 
 
