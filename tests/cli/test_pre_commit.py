@@ -1,0 +1,95 @@
+"""The hooks of `.pre-commit-hooks.yaml`, installed by the real pre-commit into a repository that commits rollouts."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support import REPO
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="pre-commit needs git")
+
+
+def _git(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False, env=env)
+
+
+@pytest.fixture(scope="module")
+def hooked(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """A fresh repository whose pre-commit hooks are this checkout's, at its current commit."""
+    pytest.importorskip("pre_commit", reason="pre-commit is in the dev extra")
+    head = _git("rev-parse", "HEAD", cwd=REPO)
+    if head.returncode != 0:
+        pytest.skip("the hooks are installed from a git checkout of gym-contract")
+    work = tmp_path_factory.mktemp("harness")
+    env = {
+        **os.environ,
+        "PRE_COMMIT_HOME": str(tmp_path_factory.mktemp("pre-commit-home")),
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+    }
+    _git("init", "-q", cwd=work)
+    hooks = [{"id": "gym-contract-validate"}, {"id": "gym-contract-validate-bundle"}]
+    config = {"repos": [{"repo": str(REPO), "rev": head.stdout.strip(), "hooks": hooks}]}
+    (work / ".pre-commit-config.yaml").write_text(json.dumps(config, indent=2))  # JSON is YAML
+    installed = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "install", "--install-hooks"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+    )
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    _git("add", ".pre-commit-config.yaml", cwd=work)
+    assert _git("commit", "-q", "-m", "hooks", cwd=work, env=env).returncode == 0
+    return work, env
+
+
+def _commit(hooked: tuple[Path, dict[str, str]], name: str, content: bytes) -> subprocess.CompletedProcess[str]:
+    work, env = hooked
+    (work / name).parent.mkdir(parents=True, exist_ok=True)
+    (work / name).write_bytes(content)
+    _git("add", name, cwd=work)
+    result = _git("commit", "-q", "-m", f"add {name}", cwd=work, env=env)
+    if result.returncode != 0:
+        _git("reset", "-q", "--hard", cwd=work)  # what failed is not kept for the next test
+    return result
+
+
+def test_a_damaged_rollout_file_fails_the_commit_with_its_diagnostics(hooked):
+    result = _commit(hooked, "rollouts/bad.jsonl", (REPO / "examples" / "damaged_rollouts.jsonl").read_bytes())
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    assert "gym-contract validate" in output and "Failed" in output
+    assert "schema_violation" in output
+    assert "rollouts/bad.jsonl:1" in output
+
+
+def test_a_sound_rollout_file_passes(hooked):
+    result = _commit(hooked, "rollouts/good.jsonl", (REPO / "examples" / "rollouts.jsonl").read_bytes())
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _bundle() -> dict[str, Any]:
+    for line in (REPO / "examples" / "rollouts.jsonl").read_text().splitlines():
+        return dict(json.loads(line)["ng_agent_observations"])
+    raise AssertionError("the example has a rollout")
+
+
+def test_a_harness_bundle_is_checked_as_a_bundle(hooked):
+    bundle = _bundle()
+    assert _commit(hooked, "out/run.observations.json", json.dumps(bundle).encode()).returncode == 0
+    bundle["records"][0]["kind"] = "not_a_kind"
+    result = _commit(hooked, "out/broken.observations.json", json.dumps(bundle).encode())
+    assert result.returncode != 0
+    assert "schema_violation" in result.stdout + result.stderr
