@@ -70,7 +70,8 @@ def test_a_damaged_rollout_file_fails_the_commit_with_its_diagnostics(hooked):
     result = _commit(hooked, "rollouts/bad.jsonl", (REPO / "examples" / "damaged_rollouts.jsonl").read_bytes())
     assert result.returncode != 0
     output = result.stdout + result.stderr
-    assert "gym-contract validate" in output and "Failed" in output
+    assert "gym-contract validate" in output
+    assert "Failed" in output
     assert "schema_violation" in output
     assert "rollouts/bad.jsonl:1" in output
 
