@@ -21,6 +21,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "RemoteReferenceError",
     "UnknownSchemaError",
+    "directory",
     "gap_codes",
     "get",
     "names",
@@ -70,6 +71,16 @@ def _root() -> Traversable:
     from pathlib import Path
 
     return Path(__file__).resolve().parent.parent / "schemas" / SCHEMA_VERSION
+
+
+def directory() -> str:
+    """The folder holding the schema files of this version, as an absolute path (for tools that read files).
+
+    Their `$ref`s are relative to their `$id`s: a tool that cannot be given the schemas by `$id`
+    resolves them offline when told that the base URI is the file itself (check-jsonschema's
+    `--base-uri file://…/NAME.schema.json`).
+    """
+    return str(_root())
 
 
 REPORT_SCHEMA = "validate-report.v1.schema.json"

@@ -76,6 +76,11 @@ def _schema_list(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _schema_dir(args: argparse.Namespace) -> int:
+    print(schemas.directory())
+    return EXIT_OK
+
+
 def _schema_show(args: argparse.Namespace) -> int:
     try:
         if args.id:
@@ -158,6 +163,12 @@ def build_parser(*, every_command: bool = True) -> argparse.ArgumentParser:
     show.add_argument("name", help="schema name, as `gym-contract schema list` prints it")
     show.add_argument("--id", action="store_true", help="print only the schema's $id")
     show.set_defaults(handler=_schema_show)
+    folder = schema_commands.add_parser(
+        "dir",
+        help="print the folder of the bundled schema files, for tools that read them from disk",
+        description="Print the absolute path of the folder that holds the bundled schema files of this version.",
+    )
+    folder.set_defaults(handler=_schema_dir)
 
     if every_command:
         register_all(commands)

@@ -23,6 +23,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "schema": ("gym-contract schema list", "gym-contract schema show trajectory --id"),
     "schema list": ("gym-contract schema list", "gym-contract schema list --format json"),
     "schema show": ("gym-contract schema show trajectory", "gym-contract schema show model_call_ref --id"),
+    "schema dir": ("gym-contract schema dir",),
     "coverage": (
         "gym-contract coverage examples/rollouts.jsonl",
         "gym-contract coverage --by agent --explain C5 examples/rollouts.jsonl",

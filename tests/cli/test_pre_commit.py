@@ -94,3 +94,27 @@ def test_a_harness_bundle_is_checked_as_a_bundle(hooked):
     result = _commit(hooked, "out/broken.observations.json", json.dumps(bundle).encode())
     assert result.returncode != 0
     assert "schema_violation" in result.stdout + result.stderr
+
+
+def test_check_jsonschema_reads_the_bundled_schemas_offline(tmp_path: Path):
+    """The Use in CI guide's recipe: `--base-uri` set to the schema file itself resolves every `$ref` locally."""
+    pytest.importorskip("check_jsonschema", reason="check-jsonschema is in the dev extra")
+    folder = subprocess.run(
+        [sys.executable, "-m", "gym_contract", "schema", "dir"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    schema = f"{folder}/agent_observations.schema.json"
+    good, bad = tmp_path / "run.observations.json", tmp_path / "broken.observations.json"
+    bundle = _bundle()
+    good.write_text(json.dumps(bundle))
+    bundle["records"][0]["kind"] = "not_a_kind"
+    bad.write_text(json.dumps(bundle))
+
+    def check(path: Path) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "check_jsonschema", "--base-uri", Path(schema).as_uri(), "--schemafile"]
+        return subprocess.run([*command, schema, str(path)], capture_output=True, text=True, check=False)
+
+    passed = check(good)
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    failed = check(bad)
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    assert "Unresolvable" not in failed.stdout + failed.stderr
