@@ -43,12 +43,14 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "gym-contract observe claude-code examples/claude-code/spotter-v2.1.39 --model-ref policy",
         "gym-contract observe claude-code CONFIG_DIR --stream STDOUT.jsonl --exit-code 0 --model-ref policy",
     ),
-    "outcome": ("gym-contract outcome opencode examples/reference/opencode-1.17.11-export.json --version 1.17.11",),
+    "outcome": (
+        "gym-contract outcome opencode examples/reference/opencode-1.17.11-export.json --harness-version 1.17.11",
+    ),
     "outcome opencode": (
-        "gym-contract outcome opencode examples/reference/opencode-1.17.11-export.json --version 1.17.11",
+        "gym-contract outcome opencode examples/reference/opencode-1.17.11-export.json --harness-version 1.17.11",
         "gym-contract outcome opencode EXPORT.json --events RUN.jsonl --exit-code 1",
     ),
-    "outcome claude-code": ("gym-contract outcome claude-code STDOUT.jsonl --exit-code 0 --version 2.1.39",),
+    "outcome claude-code": ("gym-contract outcome claude-code STDOUT.jsonl --exit-code 0 --harness-version 2.1.39",),
     "decide": (
         "gym-contract outcome opencode examples/reference/opencode-1.17.11-export.json | gym-contract decide -",
         "gym-contract decide --policy POLICY.json --attempt 2 OUTCOME.json",

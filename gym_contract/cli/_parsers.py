@@ -181,4 +181,6 @@ def register_coverage(commands: Any) -> None:
 def _process_arguments(parser: argparse.ArgumentParser, version_help: str) -> None:
     parser.add_argument("--exit-code", type=int, metavar="N", help="exit status of the harness process")
     parser.add_argument("--timed-out", action="store_true", help="the host's deadline cut the run off")
-    parser.add_argument("--version", dest="harness_version", metavar="V", help=version_help)
+    parser.add_argument("--harness-version", dest="harness_version", metavar="V", help=version_help)
+    # The name it had first: kept for scripts that use it, not shown, since it reads as this program's version.
+    parser.add_argument("--version", dest="harness_version", metavar="V", help=argparse.SUPPRESS)

@@ -96,13 +96,23 @@ def test_each_documented_claude_code_failure_shape_is_classified_as_its_kind(tmp
     assert (outcome["failure_kind"], outcome["response_status"]) == (case.kind, case.status)
 
 
-def test_the_version_flag_overrides_the_export_and_warns_on_an_untested_version(capsys):
-    status, out, _ = main(capsys, "outcome", "opencode", str(SHIPPED_EXPORT), "--version", "1.18.29")
+@pytest.mark.parametrize("flag", ["--harness-version", "--version"])
+def test_the_version_flag_overrides_the_export_and_warns_on_an_untested_version(capsys, flag):
+    # --harness-version; --version, its first name, still works for the scripts that use it.
+    status, out, _ = main(capsys, "outcome", "opencode", str(SHIPPED_EXPORT), flag, "1.18.29")
     outcome = json.loads(out)
     assert status == 0
     assert outcome["harness_version"] == "1.18.29"
     assert outcome["response_status"] == "completed"
     assert any("1.17.11" in warning for warning in outcome["warnings"])
+
+
+def test_the_harness_version_is_not_shown_as_the_programs():
+    shown = subprocess.run(
+        [sys.executable, "-m", "gym_contract", "outcome", "opencode", "--help"], capture_output=True, text=True
+    ).stdout
+    assert "--harness-version V" in shown
+    assert "--version" not in shown
 
 
 def rate_limited() -> dict[str, Any]:
