@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any, cast
 
 from gym_contract.cli._common import EXIT_OK, print_json, say, usage_error
-from gym_contract.cli._render import text_table
+from gym_contract.cli._render import progress_bar, text_table
 from gym_contract.coverage import CRITERIA, CoverageMatrix, GroupBy, rollout_coverage
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.reading import _records, _sources
@@ -43,22 +44,31 @@ def _coverage(args: argparse.Namespace) -> int:
     by = cast(GroupBy, args.by)
     matrix = CoverageMatrix()
     damaged = skipped = 0
-    for path in args.paths:
-        try:
-            # Whole records, never skeletons: the agent name lies outside the contract and only they keep it.
-            for _line, entry in _records.iter_records(path):
-                if isinstance(entry, Diagnostic):
-                    damaged += 1
-                    where = ":".join(str(part) for part in (path, entry.line) if part is not None)
-                    say(f"{where}: {entry.code}: {entry.message}")
-                    continue
-                coverage = rollout_coverage(entry)
-                if coverage is None:
-                    skipped += 1
-                    continue
-                matrix.add(coverage, coverage.producer(by))
-        except _sources.InputUnreadable as error:
-            return usage_error(str(error))
+    sizes = [None if path == "-" else _size(path) for path in args.paths]
+    total = None if None in sizes else sum(size or 0 for size in sizes)
+    done = 0
+    with progress_bar(True, "rating") as progress:
+        for path, size in zip(args.paths, sizes, strict=True):
+            try:
+                with _sources.open_source(path) as source:
+                    # Whole records, never skeletons: the agent name lies outside the contract and only they keep it.
+                    entries = _records.records_of(source, json_document=_records.is_json_document(path))
+                    for index, (_line, entry) in enumerate(entries):
+                        if progress and index % 64 == 0:
+                            progress(done + source.consumed(), total)
+                        if isinstance(entry, Diagnostic):
+                            damaged += 1
+                            where = ":".join(str(part) for part in (path, entry.line) if part is not None)
+                            say(f"{where}: {entry.code}: {entry.message}")
+                            continue
+                        coverage = rollout_coverage(entry)
+                        if coverage is None:
+                            skipped += 1
+                            continue
+                        matrix.add(coverage, coverage.producer(by))
+                    done += size if size is not None else source.consumed()
+            except _sources.InputUnreadable as error:
+                return usage_error(str(error))
     if args.format == "json":
         document: dict[str, Any] = {"by": by, **matrix.to_dict(), "damaged_lines": damaged, "other_records": skipped}
         if args.explain:
@@ -72,6 +82,13 @@ def _coverage(args: argparse.Namespace) -> int:
     if args.explain:
         print("\n" + "\n".join(explanation(matrix, args.explain)))
     return EXIT_OK
+
+
+def _size(path: str) -> int | None:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return None  # said, in its turn, by whoever opens it
 
 
 def _print_text(matrix: CoverageMatrix, by: str, damaged: int, skipped: int) -> None:

@@ -101,6 +101,7 @@ def progress_bar(enabled: bool, doing: str = "validating") -> Iterator[object | 
     if not enabled or not sys.stderr.isatty():
         yield None
         return
+    from rich.console import Console
     from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn, TransferSpeedColumn
 
     with Progress(
@@ -110,6 +111,8 @@ def progress_bar(enabled: bool, doing: str = "validating") -> Iterator[object | 
         TransferSpeedColumn(),
         TimeRemainingColumn(),
         transient=True,
+        # On stderr, as the check above: the report on stdout may be going to a file or a pipe.
+        console=Console(stderr=True),
     ) as bar:
         task = bar.add_task(doing, total=None)
 

@@ -99,3 +99,47 @@ def test_ctrl_c_in_json_gives_a_partial_report_that_says_so():
     assert report["interrupted"] is True
     assert report["records"] == 2
     assert report["lines"] == report["blank_lines"] + report["damaged_lines"] + report["records"]
+
+
+def _with_terminal_stderr(arguments: list[str]) -> tuple[int, bytes, bytes]:
+    """Run the command with stderr on a pseudo-terminal and stdout on a pipe; return status, stdout, stderr."""
+    import select
+
+    master, slave = os.openpty()
+    process = subprocess.Popen([*COMMAND, *arguments], stdout=subprocess.PIPE, stderr=slave, cwd=REPO)
+    os.close(slave)
+    assert process.stdout is not None
+    output = process.stdout.read()
+    process.wait(timeout=60)
+    shown = b""
+    while select.select([master], [], [], 0.5)[0]:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the terminal's other end is closed: all was read
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(master)
+    return process.returncode, output, shown
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="uses a POSIX pseudo-terminal")
+@pytest.mark.parametrize(
+    ("arguments", "label"),
+    [
+        (["validate", "examples/rollouts.jsonl"], b"validating"),
+        (["coverage", "examples/rollouts.jsonl"], b"rating"),
+        (
+            ["project", "examples/rollout-7-0.jsonl", "--capture-dir", "examples/capture", "-o", os.devnull],
+            b"projecting",
+        ),
+    ],
+)
+def test_progress_is_shown_on_a_terminal_stderr_and_never_mixed_into_stdout(arguments, label):
+    status, output, shown = _with_terminal_stderr(arguments)
+    plain = subprocess.run([*COMMAND, *arguments], capture_output=True, cwd=REPO, check=False)
+    assert status == plain.returncode == 0
+    assert label in shown
+    assert b"\x1b" not in output
+    assert output.replace(b"\r\n", b"\n").split(b" MB in ")[0] == plain.stdout.split(b" MB in ")[0]
