@@ -121,8 +121,7 @@ def register_observe(commands: Any) -> None:
     claude.add_argument("config_dir", metavar="CONFIG_DIR", help="the run's CLAUDE_CONFIG_DIR")
     claude.add_argument("--stream", metavar="STDOUT.jsonl", help="the stream-json output; - for stdin")
     claude.add_argument("--model-ref", metavar="NAME", help="model server that served the run (e.g. policy)")
-    claude.add_argument("--exit-code", type=int, metavar="N", help="the process's exit status")
-    claude.add_argument("--timed-out", action="store_true", help="the host's deadline cut the run off")
+    _ending_arguments(claude)
     claude.add_argument(
         "--duration-s", type=float, metavar="SECONDS", help="run time measured by the host (used without a result)"
     )
@@ -178,9 +177,14 @@ def register_coverage(commands: Any) -> None:
     parser.set_defaults(handler=_deferred("gym_contract.cli._coverage", "_coverage"))
 
 
-def _process_arguments(parser: argparse.ArgumentParser, version_help: str) -> None:
+def _ending_arguments(parser: argparse.ArgumentParser) -> None:
+    """How the host saw the harness's process end: its exit status, and whether its deadline cut it off."""
     parser.add_argument("--exit-code", type=int, metavar="N", help="exit status of the harness process")
     parser.add_argument("--timed-out", action="store_true", help="the host's deadline cut the run off")
+
+
+def _process_arguments(parser: argparse.ArgumentParser, version_help: str) -> None:
+    _ending_arguments(parser)
     parser.add_argument("--harness-version", dest="harness_version", metavar="V", help=version_help)
     # The name it had first: kept for scripts that use it, not shown, since it reads as this program's version.
     parser.add_argument("--version", dest="harness_version", metavar="V", help=argparse.SUPPRESS)
