@@ -35,7 +35,7 @@ def _validate(args: argparse.Namespace) -> int:
             )
     except InputUnreadable as error:
         say(str(error))
-        if args.format in ("json", "sarif", "github"):
+        if args.format != "text":
             # A pipeline reading stdout still gets a document it can parse, which says what went wrong.
             from gym_contract.cli._formats import render_unreadable
 
@@ -44,10 +44,11 @@ def _validate(args: argparse.Namespace) -> int:
     status = verdict(args, EXIT_FAILED if report.fails(args.fail_on) else EXIT_OK)
     if args.format == "json":
         render_json(report, args.fail_on, sys.stdout)
-    elif args.format in ("sarif", "github"):
-        from gym_contract.cli._formats import render_github, render_sarif
+    elif args.format in ("sarif", "junit", "github"):
+        from gym_contract.cli._formats import render_github, render_junit, render_sarif
 
-        (render_sarif if args.format == "sarif" else render_github)(report, args.fail_on, sys.stdout)
+        render = {"sarif": render_sarif, "junit": render_junit, "github": render_github}[args.format]
+        render(report, args.fail_on, sys.stdout)
     else:
         render_text(report, args.fail_on, sys.stdout, quiet=args.quiet)
     if report.interrupted:
@@ -119,10 +120,10 @@ def build_parser(*, every_command: bool = True) -> argparse.ArgumentParser:
     validate.add_argument("--kind", choices=KINDS, help="kind of every record (default: told from each record's shape)")
     validate.add_argument(
         "--format",
-        choices=("text", "json", "sarif", "github"),
+        choices=("text", "json", "sarif", "junit", "github"),
         default="text",
         help="text for people (default); json: the whole report as one JSON document; sarif: SARIF 2.1.0 for "
-        "code scanning; github: GitHub Actions annotations",
+        "code scanning; junit: JUnit XML, a test case per record; github: GitHub Actions annotations",
     )
     validate.add_argument(
         "--fail-on",

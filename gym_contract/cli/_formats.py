@@ -1,9 +1,11 @@
-"""A validation report for CI systems: SARIF 2.1.0 for code scanning, and GitHub Actions workflow annotations."""
+"""A validation report for CI systems: SARIF 2.1.0 for code scanning, JUnit XML, and GitHub Actions annotations."""
 
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 from typing import Any, TextIO
+from xml.sax.saxutils import escape, quoteattr
 
 from gym_contract import __version__
 from gym_contract.diagnostics import CODES, Diagnostic, Severity, docs_url
@@ -125,11 +127,91 @@ def render_unreadable(format_name: str, error: Exception, out: TextIO) -> None:
                 }
             ],
         }
+    elif format_name == "junit":
+        out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
+        out.write('<testsuites name="gym-contract validate" tests="1" failures="0" errors="1">\n')
+        out.write('  <testsuite name="inputs" tests="1" failures="0" errors="1">\n')
+        out.write(
+            f'    <testcase name="open the inputs" classname="gym-contract">\n'
+            f'      <error type="input_unreadable" message={quoteattr(message)}>{escape(message)}</error>\n'
+            "    </testcase>\n  </testsuite>\n</testsuites>\n"
+        )
+        return
     else:
         out.write(f"::error title=input_unreadable::{_escape_data(message)}\n")
         return
     json.dump(document, out, indent=2, ensure_ascii=False)
     out.write("\n")
+
+
+# ------------------------------------------------------------------------------------------ JUnit
+
+
+def render_junit(report: Report, fail_on: Severity, out: TextIO) -> None:
+    """A test suite per input and a test case per record: a record whose diagnostics reach ``fail_on``
+    fails, a damaged line is an error, every other record passes. Written as it goes, so that a file
+    of a million records does not become a tree in memory."""
+    # The diagnostics listed, by what they are about: a record by its index, a damaged line by its number.
+    listed: dict[tuple[str | None, str, int | None], list[Diagnostic]] = defaultdict(list)
+    for diagnostic in report.diagnostics:
+        about = ("record", diagnostic.record) if diagnostic.record is not None else ("line", diagnostic.line)
+        listed[(diagnostic.source, *about)].append(diagnostic)
+    suites = [(name, _suite_counts(report, name, fail_on)) for name in report.items_by_input]
+    failures = sum(counts[0] for _, counts in suites)
+    errors = sum(counts[1] for _, counts in suites)
+    tests = sum(report.items_by_input.values())
+    out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
+    out.write(
+        f'<testsuites name="gym-contract validate" tests="{tests}" failures="{failures}" errors="{errors}" '
+        f'time="{report.seconds:.3f}">\n'
+    )
+    for name, (suite_failures, suite_errors) in suites:
+        out.write(
+            f'  <testsuite name={quoteattr(name)} tests="{report.items_by_input[name]}" '
+            f'failures="{suite_failures}" errors="{suite_errors}" file={quoteattr(name)}>\n'
+        )
+        for item in range(report.items_by_input[name]):
+            out.write(_test_case(report, name, item, fail_on, listed))
+        out.write("  </testsuite>\n")
+    out.write("</testsuites>\n")
+
+
+def _suite_counts(report: Report, name: str, fail_on: Severity) -> tuple[int, int]:
+    failures = errors = 0
+    for (source, _), (worst, _, damaged) in report.flagged.items():
+        if source == name:
+            errors += damaged
+            failures += not damaged and report.reaches(worst, fail_on)
+    return failures, errors
+
+
+def _test_case(
+    report: Report,
+    name: str,
+    item: int,
+    fail_on: Severity,
+    listed: dict[tuple[str | None, str, int | None], list[Diagnostic]],
+) -> str:
+    flag = report.flagged.get((name, item))
+    if flag is None:
+        return f'    <testcase name="record {item}" classname={quoteattr(name)}/>\n'
+    worst, line, damaged = flag
+    where = f" (line {line})" if line is not None else ""
+    label = f"line {line}" if damaged else f"record {item}{where}"
+    head = f"    <testcase name={quoteattr(label)} classname={quoteattr(name)}"
+    diagnostics = listed.get((name, "line", line) if damaged else (name, "record", item), [])
+    if not damaged and not report.reaches(worst, fail_on):
+        return head + "/>\n"  # warnings below --fail-on: the record passes
+    text = "\n".join(str(diagnostic) for diagnostic in diagnostics) or (
+        "its diagnostics are counted but not listed: raise --max-diagnostics to see them"
+    )
+    first = diagnostics[0].code if diagnostics else worst
+    message = diagnostics[0].message if diagnostics else f"a diagnostic of severity {worst}"
+    element = "error" if damaged else "failure"
+    return (
+        f"{head}>\n      <{element} type={quoteattr(first)} message={quoteattr(message)}>{escape(text)}"
+        f"</{element}>\n    </testcase>\n"
+    )
 
 
 # ------------------------------------------------------------------------------------------ GitHub

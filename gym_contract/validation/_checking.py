@@ -178,6 +178,7 @@ def _check_open_source(
     report.decoded_bytes += source.produced
     report.lines += stats.lines_seen
     report.blank_lines += stats.blank_lines
+    report.items_by_input[source.name] += report.records + report.damaged_lines
     return report
 
 
@@ -186,11 +187,11 @@ def _check_item(
 ) -> str | None:
     """Check the ``index``-th item of a JSONL input into ``report``; return the kind to try first next."""
     if isinstance(item, Diagnostic):
-        report.add_damaged_line(item.at(source=name))
+        report.add_damaged_line(item.at(source=name), index)
         return hint
     checked = check_line(item.data, options.kind, hint=hint, now=options.now, fast=options.fast)
     if checked.record is None:
-        report.add_damaged_line(checked.diagnostics[0].at(line=item.number, source=name))
+        report.add_damaged_line(checked.diagnostics[0].at(line=item.number, source=name), index)
         return hint
     located = [d.at(line=item.number, record=index, source=name) for d in checked.diagnostics]
     report.add_record(checked.kind, checked.record, located)
@@ -199,7 +200,8 @@ def _check_item(
 
 def _check_entry(report: Report, entry: Any, line: int | None, index: int, name: str, options: _Options) -> None:
     if isinstance(entry, Diagnostic):
-        report.add_damaged_line(entry if entry.line is not None or line is None else entry.at(line=line))
+        located = entry if entry.line is not None or line is None else entry.at(line=line)
+        report.add_damaged_line(located if located.source is not None else located.at(source=name), index)
         return
     kind = options.kind or detect_kind(entry)
     diagnostics = [d.at(line=line, record=index, source=name) for d in iter_diagnostics(entry, kind, now=options.now)]
@@ -264,6 +266,7 @@ def _check_streamed(path: str, options: _Options, jobs: int, progress: Progress 
             raise
         report.bytes += source.consumed()
         report.decoded_bytes += source.produced
+        report.items_by_input[source.name] += report.records + report.damaged_lines
     report.lines += stats.lines_seen
     report.blank_lines += stats.blank_lines
     if progress:
@@ -315,6 +318,10 @@ def _joined(path: str, parts: list[Report], options: _Options) -> Report:
             )
             for d in part.diagnostics
         ]
+        part.flagged = {
+            (name, item + first_record): (worst, None if line is None else line + first_line, damaged)
+            for (name, item), (worst, line, damaged) in part.flagged.items()
+        }
         report.merge(part)
         first_line += part.lines
         first_record += part.records + part.damaged_lines

@@ -67,6 +67,12 @@ class Report:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     inputs: list[str] = field(default_factory=list)
     coverage: CoverageMatrix = field(default_factory=CoverageMatrix)
+    items_by_input: Counter[str] = field(default_factory=Counter)
+    """Per input, the lines that hold a record or are damaged: what a test case per record counts."""
+    flagged: dict[tuple[str, int], tuple[str, int | None, bool]] = field(default_factory=dict)
+    """Per (input, index of the item in it), for every record with a diagnostic and every damaged line:
+    its most severe diagnostic's severity, its line, and whether the line is damaged. Complete even
+    when the diagnostics listed are capped."""
     interrupted: bool = False
     """The check was interrupted (Ctrl-C): every count covers only what was read before."""
 
@@ -78,9 +84,12 @@ class Report:
         if len(self.diagnostics) < self.max_diagnostics:
             self.diagnostics.append(diagnostic)
 
-    def add_damaged_line(self, diagnostic: Diagnostic) -> None:
+    def add_damaged_line(self, diagnostic: Diagnostic, item: int | None = None) -> None:
+        """A line that holds no record; ``item`` is its index among the input's records and damaged lines."""
         self.damaged_lines += 1
         self.add_diagnostic(diagnostic)
+        if item is not None and diagnostic.source is not None:
+            self.flagged[(diagnostic.source, item)] = ("error", diagnostic.line, True)
 
     def add_record(self, kind: str | None, record: Any, diagnostics: list[Diagnostic]) -> None:
         self.records += 1
@@ -89,6 +98,10 @@ class Report:
             self.add_diagnostic(diagnostic)
         if any(diagnostic.severity == "error" for diagnostic in diagnostics):
             self.invalid_records += 1
+        located = diagnostics[0] if diagnostics else None
+        if located is not None and located.source is not None and located.record is not None:
+            worst = max((diagnostic.severity for diagnostic in diagnostics), key=_RANK.__getitem__)
+            self.flagged[(located.source, located.record)] = (worst, located.line, False)
         if isinstance(record, dict):
             self._tally_evidence(kind, record)
             self._rate_coverage(kind, record)
@@ -149,8 +162,15 @@ class Report:
         self.diagnostics.extend(other.diagnostics[: max(room, 0)])
         self.inputs.extend(name for name in other.inputs if name not in self.inputs)
         self.interrupted = self.interrupted or other.interrupted
+        self.items_by_input.update(other.items_by_input)
+        self.flagged.update(other.flagged)
 
     # ------------------------------------------------------------------ verdict and views
+
+    @staticmethod
+    def reaches(severity: str, fail_on: Severity) -> bool:
+        """Whether a diagnostic of ``severity`` is at least as severe as ``fail_on``."""
+        return _RANK[severity] >= _RANK[fail_on]
 
     def fails(self, fail_on: Severity = "error") -> bool:
         """Whether any diagnostic is at least as severe as ``fail_on``."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any
+from xml.etree import ElementTree
 
 import jsonschema
 import pytest
@@ -84,3 +86,72 @@ def test_an_annotation_escapes_what_would_end_it_early(tmp_path):
     result = validate("--format", "github", str(odd))
     first = result.stdout.splitlines()[0]
     assert "file=" + str(odd).replace("%", "%25").replace(":", "%3A").replace(",", "%2C") in first
+
+
+JUNIT_XSD = REPO / "tests" / "data" / "junit" / "junit-10.xsd"
+
+
+def _junit(*arguments: str) -> tuple[int, Any]:
+    xmlschema = pytest.importorskip("xmlschema", reason="xmlschema is in the dev extra")
+    result = validate("--format", "junit", *arguments)
+    schema = xmlschema.XMLSchema(str(JUNIT_XSD))
+    schema.validate(result.stdout)
+    return result.returncode, ElementTree.fromstring(result.stdout)
+
+
+@pytest.mark.parametrize("name", sorted(INPUTS))
+def test_the_junit_report_satisfies_a_published_junit_schema(name):
+    status, root = _junit(*INPUTS[name])
+    assert status == {"clean": 0, "damaged": 1, "unreadable": 2}[name]
+    if name != "unreadable":
+        cases = root.findall("./testsuite/testcase")
+        assert len(cases) == int(root.get("tests")) > 0
+
+
+def test_a_test_case_per_record_and_per_damaged_line(tmp_path):
+    damaged = (REPO / "examples" / "damaged_rollouts.jsonl").read_bytes()
+    path = tmp_path / "mixed.jsonl"
+    path.write_bytes(b'{"broken\n\n' + damaged)
+    status, root = _junit(str(path))
+    assert status == 1
+    (suite,) = root.findall("testsuite")
+    cases = suite.findall("testcase")
+    records = damaged.count(b"\n")
+    assert len(cases) == records + 1  # the blank line is no test case
+    assert [case.get("name") for case in cases if case.find("error") is not None] == ["line 1"]
+    failing = [case for case in cases if case.find("failure") is not None]
+    assert int(suite.get("failures")) == len(failing) == 2
+    assert all("(line " in case.get("name") for case in failing)
+
+
+def test_records_over_the_listing_cap_still_fail_and_say_why(tmp_path):
+    status, root = _junit("--max-diagnostics", "0", *INPUTS["damaged"])
+    failures = root.findall(".//failure")
+    assert status == 1
+    assert len(failures) == 2
+    assert all("raise --max-diagnostics" in (failure.text or "") for failure in failures)
+
+
+def test_warnings_fail_a_record_only_from_fail_on_warning():
+    _, by_error = _junit(*INPUTS["damaged"])
+    _, by_warning = _junit("--fail-on", "warning", *INPUTS["damaged"])
+    assert len(by_warning.findall(".//failure")) >= len(by_error.findall(".//failure"))
+
+
+def test_the_junit_report_is_the_same_with_two_jobs(tmp_path):
+    # Over a megabyte, so that two jobs check the file in two shares whose records are numbered apart.
+    lines = (REPO / "examples" / "damaged_rollouts.jsonl").read_bytes() + (
+        REPO / "examples" / "rollouts.jsonl"
+    ).read_bytes()
+    path = tmp_path / "large.jsonl"
+    path.write_bytes(b'{"broken\n' + lines * 12)
+    assert path.stat().st_size > 1024 * 1024
+
+    def cases(*jobs: str) -> list[tuple[str | None, str | None, str]]:
+        _, root = _junit(*jobs, str(path))
+        return [
+            (case.get("name"), next((child.tag for child in case), None), ElementTree.tostring(case, "unicode"))
+            for case in root.iter("testcase")
+        ]
+
+    assert cases("--jobs", "2") == cases()
