@@ -27,4 +27,8 @@ settings.register_profile(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+# The commands colour their text on request; the tests that want colour ask for it themselves.
+for _variable in ("FORCE_COLOR", "NO_COLOR"):
+    os.environ.pop(_variable, None)
+
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,6 +15,30 @@ from gym_contract.diagnostics import Diagnostic, Severity, docs_url
 from gym_contract.validation._report import Report
 
 _SEVERITY_MARK = {"error": "✗", "warning": "!", "info": "·"}
+# SGR codes: bold red, yellow, dim, bold green, cyan, bold.
+_STYLES = {"error": "1;31", "warning": "33", "info": "2", "pass": "1;32", "fail": "1;31", "code": "36", "where": "1"}
+
+
+def wants_colour(out: TextIO) -> bool:
+    """Colour on a terminal; `NO_COLOR` (https://no-color.org) turns it off and `FORCE_COLOR` on, anywhere."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR", "0") not in ("", "0"):
+        return True
+    isatty = getattr(out, "isatty", None)
+    return bool(isatty is not None and isatty())
+
+
+class _Paint:
+    """Wraps text in a style's escape codes when colour is on, and returns it as it is when not."""
+
+    def __init__(self, on: bool) -> None:
+        self.on = on
+
+    def __call__(self, text: str, style: str) -> str:
+        return f"\x1b[{_STYLES[style]}m{text}\x1b[0m" if self.on else text
+
+
 ALL_ROLLOUTS = "all rollouts"
 
 
@@ -23,11 +48,13 @@ def render_json(report: Report, fail_on: Severity, out: TextIO) -> None:
 
 
 def render_text(report: Report, fail_on: Severity, out: TextIO, *, quiet: bool = False) -> None:
+    paint = _Paint(wants_colour(out))
     if not quiet:
-        _diagnostics_by_record(report.diagnostics, out)
+        _diagnostics_by_record(report.diagnostics, out, paint)
     summary = report.to_dict(fail_on)
     write = out.write
-    write(f"\n{'FAIL' if summary['verdict'] == 'fail' else 'PASS'} (fail on {fail_on})\n")
+    verdict = paint("FAIL", "fail") if summary["verdict"] == "fail" else paint("PASS", "pass")
+    write(f"\n{verdict} (fail on {fail_on})\n")
     if report.interrupted:
         write("  interrupted: this summary covers only the lines read before the interruption\n")
     write(
@@ -42,7 +69,7 @@ def render_text(report: Report, fail_on: Severity, out: TextIO, *, quiet: bool =
     counts = (severities["error"], severities["warning"], severities["info"])
     write("  diagnostics: {:,} errors, {:,} warnings, {:,} infos\n".format(*counts))
     for code, count in summary["diagnostics_by_code"].items():
-        write(f"    {count:>8,}  {code}\n")
+        write(f"    {count:>8,}  {paint(code, 'code')}\n")
     if report.truncated:
         write(f"  (first {len(report.diagnostics):,} diagnostics listed; raise --max-diagnostics to see more)\n")
     if summary["gaps_by_code"]:
@@ -80,18 +107,19 @@ def text_table(matrix: CoverageMatrix, producer_heading: str) -> list[str]:
     return lines
 
 
-def _diagnostics_by_record(diagnostics: list[Diagnostic], out: TextIO) -> None:
+def _diagnostics_by_record(diagnostics: list[Diagnostic], out: TextIO, paint: _Paint) -> None:
     def record_key(d: Diagnostic) -> tuple[str, int | None, int | None]:
         return (d.source or "", d.line, d.record)
 
     for (source, line, record), group in groupby(diagnostics, key=record_key):
         where = ":".join(str(part) for part in (source, line) if part not in ("", None)) or "record"
         label = f" (record {record})" if record is not None else ""
-        out.write(f"{where}{label}\n")
+        out.write(f"{paint(where, 'where')}{label}\n")
         for d in group:
             pointer = d.path or "/"
             keyword = f" [{d.keyword}]" if d.keyword else ""
-            out.write(f"  {_SEVERITY_MARK[d.severity]} {d.severity} {d.code}{keyword} at {pointer}: {d.message}\n")
+            severity = paint(f"{_SEVERITY_MARK[d.severity]} {d.severity}", d.severity)
+            out.write(f"  {severity} {paint(d.code, 'code')}{keyword} at {pointer}: {d.message}\n")
             out.write(f"      see {docs_url(d.code)}\n")
 
 

@@ -143,3 +143,47 @@ def test_progress_is_shown_on_a_terminal_stderr_and_never_mixed_into_stdout(argu
     assert label in shown
     assert b"\x1b" not in output
     assert output.replace(b"\r\n", b"\n").split(b" MB in ")[0] == plain.stdout.split(b" MB in ")[0]
+
+
+@pytest.mark.parametrize(
+    ("environment", "coloured"),
+    [({}, False), ({"FORCE_COLOR": "1"}, True), ({"FORCE_COLOR": "1", "NO_COLOR": "1"}, False)],
+)
+def test_colour_follows_force_color_and_no_color_off_a_terminal(environment, coloured):
+    result = subprocess.run(
+        [*COMMAND, "validate", str(DAMAGED)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, **environment},
+    )
+    assert result.returncode == 1
+    assert ("\x1b[1;31mFAIL\x1b[0m" in result.stdout) is coloured
+    assert ("\x1b[36mschema_violation\x1b[0m" in result.stdout) is coloured
+    if not coloured:
+        assert "\x1b" not in result.stdout
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="uses a POSIX pseudo-terminal")
+@pytest.mark.parametrize(("environment", "coloured"), [({}, True), ({"NO_COLOR": "1"}, False)])
+def test_a_terminal_gets_colour_unless_no_color_says_otherwise(environment, coloured):
+    master, slave = os.openpty()
+    process = subprocess.Popen(
+        [*COMMAND, "validate", "--quiet", str(DAMAGED)],
+        stdout=slave,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, **environment},
+    )
+    os.close(slave)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the command ended and closed its side
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(master)
+    assert process.wait(timeout=60) == 1
+    assert (b"\x1b[1;31mFAIL\x1b[0m" in shown) is coloured
