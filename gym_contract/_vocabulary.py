@@ -27,6 +27,9 @@ SCHEMA_OF_KIND = {
 }
 """Kind of record -> name of its bundled schema."""
 
+CONTRACT_VERSION = "1.0"
+"""Version of the data contract the bundled schemas describe (also `gym_contract.schemas.CONTRACT_VERSION`)."""
+
 KINDS: tuple[str, ...] = (*SCHEMA_OF_KIND, "rollout")
 """Every kind of record the package checks: each schema's kind, and the rollout record that carries them."""
 

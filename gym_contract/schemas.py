@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from referencing import Registry, Resource
 
 from gym_contract._json_pointer import resolve
+from gym_contract._vocabulary import CONTRACT_VERSION
 
 __all__ = [
     "CONTRACT_VERSION",
@@ -32,7 +33,6 @@ __all__ = [
     "validator",
 ]
 
-CONTRACT_VERSION = "1.0"
 SCHEMA_VERSION = "v1"
 
 # Named schemas that live inside another file's $defs: name -> (file stem, JSON Pointer).

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import argparse
 import errno
-import json
 import os
 import sys
 from collections.abc import Sequence
 
-from gym_contract import __version__, schemas
-from gym_contract._vocabulary import KINDS
+from gym_contract import __version__
+from gym_contract._vocabulary import CONTRACT_VERSION, KINDS
 from gym_contract.cli._common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, count, positive, say, verdict
 from gym_contract.cli._examples import add_examples
 from gym_contract.cli._parsers import register_all
@@ -66,6 +65,10 @@ def _jobs(text: str) -> int:
 
 
 def _schema_list(args: argparse.Namespace) -> int:
+    import json
+
+    from gym_contract import schemas
+
     rows = [(name, schemas.get(name).get("title", ""), schemas.schema_id(name)) for name in schemas.names()]
     if args.format == "json":
         print(json.dumps([{"name": n, "title": t, "id": i} for n, t, i in rows], indent=2))
@@ -78,11 +81,17 @@ def _schema_list(args: argparse.Namespace) -> int:
 
 
 def _schema_dir(args: argparse.Namespace) -> int:
+    from gym_contract import schemas
+
     print(schemas.directory())
     return EXIT_OK
 
 
 def _schema_show(args: argparse.Namespace) -> int:
+    import json
+
+    from gym_contract import schemas
+
     try:
         if args.id:
             print(schemas.schema_id(args.name))
@@ -106,7 +115,7 @@ def build_parser(*, every_command: bool = True) -> argparse.ArgumentParser:
         description="Check AI-agent rollout evidence against the gym-contract data contract.",
     )
     parser.add_argument(
-        "--version", action="version", version=f"gym-contract {__version__} (contract {schemas.CONTRACT_VERSION})"
+        "--version", action="version", version=f"gym-contract {__version__} (contract {CONTRACT_VERSION})"
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Iterator
@@ -43,6 +42,8 @@ ALL_ROLLOUTS = "all rollouts"
 
 
 def render_json(report: Report, fail_on: Severity, out: TextIO) -> None:
+    import json
+
     json.dump(report.to_dict(fail_on), out, indent=2, ensure_ascii=False)
     out.write("\n")
 

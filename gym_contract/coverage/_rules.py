@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
 
-from gym_contract import schemas
 from gym_contract._values import nonempty, number, obj, objects, text
 from gym_contract._vocabulary import CAPTURED_TOKEN_FIELDS, TOKEN_FIELDS, token_count
 
@@ -99,6 +98,8 @@ def _codes(gaps: list[dict[str, Any]]) -> frozenset[str]:
 
 @cache
 def _criteria_of_gap() -> dict[str, frozenset[str]]:
+    from gym_contract import schemas  # read when the first rollout is rated
+
     return {code: frozenset(entry.get("criteria") or ()) for code, entry in schemas.gap_codes().items()}
 
 

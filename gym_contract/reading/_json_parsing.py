@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import sys
@@ -90,6 +89,8 @@ def with_room_for_nesting(work: Callable[[], T]) -> T:
 
 def _parse_with_pairs_hook(data: bytes, hook: Callable[[list[tuple[str, Any]]], Any]) -> Any:
     """The stdlib's parse of text orjson accepted, with every number as exact as `loads` keeps it."""
+    import json  # the stdlib's parser: only for text with numbers orjson does not keep exact
+
     return with_room_for_nesting(
         lambda: json.loads(
             data, object_pairs_hook=hook, parse_int=_integer, parse_float=_float, parse_constant=_not_json

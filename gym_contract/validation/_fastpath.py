@@ -17,7 +17,6 @@ from typing import Any
 
 import msgspec
 
-from gym_contract import schemas
 from gym_contract._limits import max_depth
 from gym_contract._vocabulary import ROLLOUT_ATTACHMENTS, SCHEMA_OF_KIND, detect_kind
 
@@ -184,6 +183,8 @@ def _fields(struct: Any) -> dict[str, Any]:
 def structural_validator(kind: str) -> Any:
     """A compiled jsonschema_rs validator over the same bundled schemas (no network)."""
     import jsonschema_rs  # only lines the Structs do not take need it
+
+    from gym_contract import schemas
 
     documents = [(schemas.schema_id(n), schemas.get(n)) for n in schemas.names() if "#" not in schemas.schema_id(n)]
     registry = jsonschema_rs.Registry(documents)

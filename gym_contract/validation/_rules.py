@@ -7,7 +7,6 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from gym_contract import schemas
 from gym_contract._json_pointer import pointer
 from gym_contract._values import count, indexed_objects, number, preview, text
 from gym_contract.diagnostics import Diagnostic
@@ -194,6 +193,8 @@ def reference_rule(path: Path, invocation_id: Any, known: set[str], what: str, c
 
 
 def gap_rules(gaps: Any, base: Path) -> Iterator[Diagnostic]:
+    from gym_contract import schemas  # its JSON files are read by the first record with a gap
+
     known = schemas.gap_codes()
     for index, gap in indexed_objects(gaps):
         code = text(gap.get("code"))
