@@ -11,7 +11,7 @@ from typing import Any
 from gym_contract._json_writing import dumps
 from gym_contract._values import obj, objects, text
 from gym_contract._vocabulary import CAPTURE, OBSERVATIONS, TRAJECTORY
-from gym_contract.cli._common import EXIT_FAILED, EXIT_OK, say, usage_error
+from gym_contract.cli._common import EXIT_FAILED, EXIT_OK, say, usage_error, verdict
 from gym_contract.cli._render import progress_bar
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.evidence._capture import read_capture
@@ -86,6 +86,7 @@ def _project(args: argparse.Namespace) -> int:
                 read: Any = raw if isinstance(raw, Diagnostic) else read_record(raw.data, "rollout")
                 if isinstance(read, Diagnostic):
                     damaged += 1
+                    verdict(args, EXIT_FAILED)  # so far: the exit status holds even if the output breaks off
                     line = read.line if read.line is not None else getattr(raw, "number", None)
                     say(f"{args.rollouts}:{line}: {read.code}: {read.message}")
                     continue
@@ -97,6 +98,7 @@ def _project(args: argparse.Namespace) -> int:
                     gaps[code] += 1
                     if code == "trajectory_projection_failed":
                         failures[text(gap.get("detail")) or "unknown"] += 1
+                        verdict(args, EXIT_FAILED)
                 out.write(dumps(result) + b"\n")
                 if progress:
                     progress(source.consumed(), source.size)  # type: ignore[operator]

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from gym_contract.cli._common import EXIT_FAILED, EXIT_OK, print_json, say, usage_error
+from gym_contract.cli._common import EXIT_FAILED, EXIT_OK, print_json, say, usage_error, verdict
 from gym_contract.evidence._capture import CAPTURE_SUFFIX, read_capture
 from gym_contract.lineage import FINGERPRINT_VERSION, RESOLVED, UNRESOLVED, CallLineage, Lineage, chain
 
@@ -129,8 +129,9 @@ def _lineage(args: argparse.Namespace) -> int:
     for damaged in capture.damaged_lines:
         say(f"{args.capture}: {damaged}")
     lineage = chain(capture.records)
+    status = verdict(args, EXIT_FAILED if lineage.unresolved else EXIT_OK)
     if args.format == "json":
         print_json(as_json(lineage))
     else:
         render_text(lineage, path.name, sys.stdout)
-    return EXIT_FAILED if lineage.unresolved else EXIT_OK
+    return status

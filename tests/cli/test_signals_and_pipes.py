@@ -187,3 +187,42 @@ def test_a_terminal_gets_colour_unless_no_color_says_otherwise(environment, colo
     os.close(master)
     assert process.wait(timeout=60) == 1
     assert (b"\x1b[1;31mFAIL\x1b[0m" in shown) is coloured
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["coverage", "examples/rollouts.jsonl"],
+        ["lineage", "examples/capture/7-0.capture.jsonl"],
+        ["schema", "show", "trajectory"],
+        ["project", "examples/rollout-7-0.jsonl", "--capture-dir", "examples/capture"],
+        ["outcome", "opencode", "examples/reference/opencode-1.17.11-export.json"],
+    ],
+)
+def test_every_command_says_a_full_disk_in_one_line_with_exit_2(arguments):
+    with open("/dev/full", "w") as full:
+        result = subprocess.run(
+            [*COMMAND, *arguments], stdout=full, stderr=subprocess.PIPE, text=True, check=False, cwd=REPO
+        )
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == "gym-contract: cannot write the output: No space left on device"
+    assert "Traceback" not in result.stderr
+
+
+def test_project_keeps_its_verdict_when_the_reader_goes_away(tmp_path):
+    rollout = (REPO / "examples" / "rollout-7-0.jsonl").read_bytes()
+    path = tmp_path / "rollouts.jsonl"
+    path.write_bytes(b'{"broken\n' + rollout * 40)
+    process = subprocess.Popen(
+        [*COMMAND, "project", str(path), "--capture-dir", str(REPO / "examples" / "capture")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        bufsize=0,
+    )
+    assert process.stdout is not None
+    process.stdout.read(1)
+    process.stdout.close()
+    _, errors = process.communicate(timeout=120)
+    assert process.returncode == 1  # the damaged first line, whatever became of the output
+    assert b"Traceback" not in errors
