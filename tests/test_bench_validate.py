@@ -11,8 +11,8 @@ import pytest
 from tests.support import REPO
 
 
-def _bench(*args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, str(REPO / "tools" / "bench_validate.py"), *args]
+def _bench(*args: str, script: str = "bench_validate.py") -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, str(REPO / "tools" / script), *args]
     return subprocess.run(command, capture_output=True, text=True, check=False, timeout=600)
 
 
@@ -63,13 +63,16 @@ def test_the_join_benchmark_runs_and_reports_growth():
 def test_the_whole_process_benchmark_reports_every_ratio():
     # Tiny real rollouts stand in for each input: the figures only mean something on large ones.
     reference = REPO / "examples" / "reference" / "nemo_gym_claude_code_math_rollouts.jsonl"
-    command = [sys.executable, str(REPO / "tools" / "bench_process.py"), str(reference), "--passes", "1"]
-    result = subprocess.run(
-        [*command, "--invalid", str(reference), "--rss", str(reference), "--json"],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=600,
+    result = _bench(
+        str(reference),
+        "--passes",
+        "1",
+        "--invalid",
+        str(reference),
+        "--rss",
+        str(reference),
+        "--json",
+        script="bench_process.py",
     )
     assert result.returncode == 0, result.stderr
     figures = json.loads(result.stdout[result.stdout.index("{") :])

@@ -31,6 +31,7 @@ def _validate(args: argparse.Namespace) -> int:
                 **({} if args.max_line_bytes is None else {"max_line_bytes": args.max_line_bytes}),
                 jobs=args.jobs,
                 progress=progress,  # type: ignore[arg-type]
+                per_record=args.format == "junit",
             )
     except InputUnreadable as error:
         say(str(error))

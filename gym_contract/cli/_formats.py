@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from typing import Any, TextIO
+from urllib.parse import quote
 from xml.sax.saxutils import escape, quoteattr
 
 from gym_contract import __version__
@@ -90,8 +91,6 @@ def _location(diagnostic: Diagnostic) -> dict[str, Any]:
 
 def _uri(name: str) -> str:
     """A file name as a relative URI reference: forward slashes, spaces and the like escaped."""
-    from urllib.parse import quote
-
     return quote(name.replace("\\", "/"), safe="/:._-~")
 
 
@@ -132,7 +131,7 @@ def render_unreadable(format_name: str, error: Exception, out: TextIO) -> None:
         out.write('<testsuites name="gym-contract validate" tests="1" failures="0" errors="1">\n')
         out.write('  <testsuite name="inputs" tests="1" failures="0" errors="1">\n')
         out.write(
-            f'    <testcase name="open the inputs" classname="gym-contract">\n'
+            '    <testcase name="open the inputs" classname="gym-contract">\n'
             f'      <error type="input_unreadable" message={quoteattr(message)}>{escape(message)}</error>\n'
             "    </testcase>\n  </testsuite>\n</testsuites>\n"
         )
@@ -156,9 +155,10 @@ def render_junit(report: Report, fail_on: Severity, out: TextIO) -> None:
     for diagnostic in report.diagnostics:
         about = ("record", diagnostic.record) if diagnostic.record is not None else ("line", diagnostic.line)
         listed[(diagnostic.source, *about)].append(diagnostic)
-    suites = [(name, _suite_counts(report, name, fail_on)) for name in report.items_by_input]
-    failures = sum(counts[0] for _, counts in suites)
-    errors = sum(counts[1] for _, counts in suites)
+    counts = _suite_counts(report, fail_on)
+    suites = [(name, counts.get(name, (0, 0))) for name in report.items_by_input]
+    failures = sum(failing for _, (failing, _) in suites)
+    errors = sum(damaged for _, (_, damaged) in suites)
     tests = sum(report.items_by_input.values())
     out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
     out.write(
@@ -176,13 +176,13 @@ def render_junit(report: Report, fail_on: Severity, out: TextIO) -> None:
     out.write("</testsuites>\n")
 
 
-def _suite_counts(report: Report, name: str, fail_on: Severity) -> tuple[int, int]:
-    failures = errors = 0
+def _suite_counts(report: Report, fail_on: Severity) -> dict[str, tuple[int, int]]:
+    """Per input, its failing records and its damaged lines, in one pass over the flagged items."""
+    counts: dict[str, tuple[int, int]] = {}
     for (source, _), (worst, _, damaged) in report.flagged.items():
-        if source == name:
-            errors += damaged
-            failures += not damaged and report.reaches(worst, fail_on)
-    return failures, errors
+        failing, broken = counts.get(source, (0, 0))
+        counts[source] = (failing + (not damaged and report.reaches(worst, fail_on)), broken + damaged)
+    return counts
 
 
 def _test_case(

@@ -39,6 +39,10 @@ class _Options:
     max_line_bytes: int
     now: float
     fast: bool
+    per_record: bool
+
+    def report(self) -> Report:
+        return Report(max_diagnostics=self.max_diagnostics, per_record=self.per_record)
 
 
 def check_files(
@@ -51,6 +55,7 @@ def check_files(
     progress: Progress | None = None,
     now: float | None = None,
     fast: bool = True,
+    per_record: bool = False,
 ) -> Report:
     """Check every record of every input; raise `InputUnreadable` if an input cannot be opened at all.
 
@@ -59,11 +64,12 @@ def check_files(
     shares checked in parallel, and a lone compressed input or stdin is read here and checked by
     the workers in batches of lines; the report is the same as with one job. ``fast`` lets
     structurally valid lines skip building Python objects for opaque payloads; the report is the
-    same either way.
+    same either way. ``per_record`` keeps, for every record with a diagnostic, its worst severity
+    (`Report.flagged`), which a report with a test case per record needs; it costs memory per such record.
     """
     if kind is not None and kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
-    options = _Options(kind, max_diagnostics, max_line_bytes, time.time() if now is None else now, fast)
+    options = _Options(kind, max_diagnostics, max_line_bytes, time.time() if now is None else now, fast, per_record)
     started = time.perf_counter()
     sizes = [_size(path) for path in paths]
     total = None if None in sizes else sum(s for s in sizes if s is not None)
@@ -85,7 +91,7 @@ def _check_side_by_side(
     total: int | None,
 ) -> Report:
     """Inputs in order; with several jobs, files and shares of large plain files go to workers."""
-    report = Report(max_diagnostics=options.max_diagnostics)
+    report = options.report()
     plans = [_shares(path, size, jobs) for path, size in zip(paths, sizes, strict=True)]
     workers = min(jobs, sum(len(shares) for path, shares in zip(paths, plans, strict=True) if path != "-"))
     with _pool(workers) if workers > 1 else contextlib.nullcontext() as pool:
@@ -150,7 +156,7 @@ def _check_open_source(
     done: int = 0,
     total: int | None = None,
 ) -> Report:
-    report = Report(max_diagnostics=options.max_diagnostics)
+    report = options.report()
     report.inputs.append(source.name)
     stats = _records.ReadStats()
     try:
@@ -247,7 +253,7 @@ def _check_streamed(path: str, options: _Options, jobs: int, progress: Progress 
 
     At most two batches per worker are in flight, so memory stays bounded however long the input.
     """
-    report = Report(max_diagnostics=options.max_diagnostics)
+    report = options.report()
     stats = _records.ReadStats()
     with _sources.open_source(path) as source, _pool(jobs) as pool:
         report.inputs.append(source.name)
@@ -294,7 +300,7 @@ def _batches(items: Iterator[_records.RawLine | Diagnostic]) -> Iterator[Batch]:
 def _check_batch(task: tuple[str, Batch, _Options]) -> Report:
     """In a worker: one batch of a streamed input, numbered as the whole input is."""
     name, batch, options = task
-    report = Report(max_diagnostics=options.max_diagnostics)
+    report = options.report()
     hint: str | None = None
     for index, item in batch:
         hint = _check_item(report, index, item, name, options, hint)
@@ -305,7 +311,7 @@ def _joined(path: str, parts: list[Report], options: _Options) -> Report:
     """The report of one input from those of its shares, in order (a whole input is one share)."""
     if len(parts) == 1:
         return parts[0]
-    report = Report(max_diagnostics=options.max_diagnostics)
+    report = options.report()
     first_line = 0
     first_record = 0
     for part in parts:

@@ -69,10 +69,12 @@ class Report:
     coverage: CoverageMatrix = field(default_factory=CoverageMatrix)
     items_by_input: Counter[str] = field(default_factory=Counter)
     """Per input, the lines that hold a record or are damaged: what a test case per record counts."""
+    per_record: bool = False
+    """Whether `flagged` is kept: only a report with a test case per record needs it."""
     flagged: dict[tuple[str, int], tuple[str, int | None, bool]] = field(default_factory=dict)
-    """Per (input, index of the item in it), for every record with a diagnostic and every damaged line:
-    its most severe diagnostic's severity, its line, and whether the line is damaged. Complete even
-    when the diagnostics listed are capped."""
+    """With `per_record`, per (input, index of the item in it), for every record with a diagnostic and
+    every damaged line: its most severe diagnostic's severity, its line, and whether the line is
+    damaged. Complete even when the diagnostics listed are capped."""
     interrupted: bool = False
     """The check was interrupted (Ctrl-C): every count covers only what was read before."""
 
@@ -88,7 +90,7 @@ class Report:
         """A line that holds no record; ``item`` is its index among the input's records and damaged lines."""
         self.damaged_lines += 1
         self.add_diagnostic(diagnostic)
-        if item is not None and diagnostic.source is not None:
+        if self.per_record and item is not None and diagnostic.source is not None:
             self.flagged[(diagnostic.source, item)] = ("error", diagnostic.line, True)
 
     def add_record(self, kind: str | None, record: Any, diagnostics: list[Diagnostic]) -> None:
@@ -98,7 +100,7 @@ class Report:
             self.add_diagnostic(diagnostic)
         if any(diagnostic.severity == "error" for diagnostic in diagnostics):
             self.invalid_records += 1
-        located = diagnostics[0] if diagnostics else None
+        located = diagnostics[0] if diagnostics and self.per_record else None
         if located is not None and located.source is not None and located.record is not None:
             worst = max((diagnostic.severity for diagnostic in diagnostics), key=_RANK.__getitem__)
             self.flagged[(located.source, located.record)] = (worst, located.line, False)

@@ -132,10 +132,18 @@ def test_records_over_the_listing_cap_still_fail_and_say_why(tmp_path):
     assert all("raise --max-diagnostics" in (failure.text or "") for failure in failures)
 
 
-def test_warnings_fail_a_record_only_from_fail_on_warning():
-    _, by_error = _junit(*INPUTS["damaged"])
-    _, by_warning = _junit("--fail-on", "warning", *INPUTS["damaged"])
-    assert len(by_warning.findall(".//failure")) >= len(by_error.findall(".//failure"))
+def test_warnings_fail_a_record_only_from_fail_on_warning(tmp_path):
+    record = json.loads((REPO / "examples" / "rollouts.jsonl").read_text().splitlines()[0])
+    record["ng_trajectory"]["model_calls"][0]["token_stats"]["total_tokens"] += 7  # a warning, no error
+    path = tmp_path / "warned.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    status, by_error = _junit(str(path))
+    assert status == 0
+    assert by_error.findall(".//failure") == []
+    status, by_warning = _junit("--fail-on", "warning", str(path))
+    assert status == 1
+    (failure,) = by_warning.findall(".//failure")
+    assert failure.get("type") == "token_total_mismatch"
 
 
 def test_the_junit_report_is_the_same_with_two_jobs(tmp_path):
