@@ -74,10 +74,13 @@ def _schema_list(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps([{"name": n, "title": t, "id": i} for n, t, i in rows], indent=2))
         return EXIT_OK
-    name_width = max(len(n) for n, _, _ in rows)
-    title_width = max(len(t) for _, t, _ in rows)
-    for name, title, uri in rows:
-        print(f"{name:<{name_width}}  {title:<{title_width}}  {uri}")
+    from gym_contract.cli._render import wants_colour
+    from gym_contract.cli._tables import Table, render
+
+    table = Table(("name", "title", "$id"))
+    for row in rows:
+        table.add(*row)
+    render(table, sys.stdout, colour=wants_colour(sys.stdout))
     return EXIT_OK
 
 

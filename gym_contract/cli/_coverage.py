@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any, cast
+import sys
+from typing import Any, TextIO, cast
 
 from gym_contract.cli._common import EXIT_OK, print_json, say, usage_error
-from gym_contract.cli._render import progress_bar, text_table
+from gym_contract.cli._render import coverage_table, progress_bar, wants_colour
+from gym_contract.cli._tables import Table
+from gym_contract.cli._tables import render as render_table
 from gym_contract.coverage import CRITERIA, CoverageMatrix, GroupBy, rollout_coverage
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.reading import _records, _sources
@@ -27,17 +30,19 @@ def markdown_table(matrix: CoverageMatrix) -> list[str]:
     return lines
 
 
-def explanation(matrix: CoverageMatrix, criterion: str) -> list[str]:
+def explain(matrix: CoverageMatrix, criterion: str, out: TextIO) -> None:
     """What kept rollouts from V on one criterion, each reason with the number of rollouts it held back."""
     held_back = matrix.count(criterion, "O") + matrix.count(criterion, "X")
-    lines = [
+    out.write(
         f"{criterion}: {matrix.count(criterion, 'V'):,} of {matrix.total:,} rollouts at V, "
-        f"{matrix.count(criterion, 'O'):,} at O, {matrix.count(criterion, 'X'):,} at X"
-    ]
+        f"{matrix.count(criterion, 'O'):,} at O, {matrix.count(criterion, 'X'):,} at X\n"
+    )
     if held_back:
-        lines.append("kept from V by (rollouts; a rollout counts once under each of its reasons):")
-        lines += [f"  {count:>8,}  {reason}" for reason, count in matrix.why_not_v(criterion)]
-    return lines
+        out.write("kept from V by (a rollout counts once under each of its reasons):\n")
+        reasons = Table(("rollouts", "reason"), right=frozenset({0}))
+        for reason, count in matrix.why_not_v(criterion):
+            reasons.add(f"{count:,}", reason)
+        render_table(reasons, out, colour=wants_colour(out), indent=2)
 
 
 def _coverage(args: argparse.Namespace) -> int:
@@ -80,7 +85,8 @@ def _coverage(args: argparse.Namespace) -> int:
     else:
         _print_text(matrix, by, damaged, skipped)
     if args.explain:
-        print("\n" + "\n".join(explanation(matrix, args.explain)))
+        print()
+        explain(matrix, args.explain, sys.stdout)
     return EXIT_OK
 
 
@@ -94,7 +100,7 @@ def _size(path: str) -> int | None:
 def _print_text(matrix: CoverageMatrix, by: str, damaged: int, skipped: int) -> None:
     print(f"coverage of {matrix.total:,} rollouts by {by} ({LEGEND})")
     if matrix.total:
-        print("\n".join(text_table(matrix, _HEADINGS[by])))
+        render_table(coverage_table(matrix, _HEADINGS[by]), sys.stdout, colour=wants_colour(sys.stdout))
     notes = [f"{damaged:,} damaged lines" if damaged else "", f"{skipped:,} other records" if skipped else ""]
     if any(notes):
         print("not rated: " + ", ".join(note for note in notes if note))

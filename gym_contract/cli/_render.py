@@ -9,6 +9,8 @@ from contextlib import contextmanager
 from itertools import groupby
 from typing import TextIO
 
+from gym_contract.cli._tables import Table
+from gym_contract.cli._tables import render as render_table
 from gym_contract.coverage import CRITERIA, CoverageMatrix
 from gym_contract.diagnostics import Diagnostic, Severity, docs_url
 from gym_contract.validation._report import Report
@@ -69,22 +71,21 @@ def render_text(report: Report, fail_on: Severity, out: TextIO, *, quiet: bool =
     severities = summary["diagnostics_by_severity"]
     counts = (severities["error"], severities["warning"], severities["info"])
     write("  diagnostics: {:,} errors, {:,} warnings, {:,} infos\n".format(*counts))
-    for code, count in summary["diagnostics_by_code"].items():
-        write(f"    {count:>8,}  {paint(code, 'code')}\n")
+    _counts_by_code(summary["diagnostics_by_code"], out, paint.on, style="code")
     if report.truncated:
         write(f"  (first {len(report.diagnostics):,} diagnostics listed; raise --max-diagnostics to see more)\n")
     if summary["gaps_by_code"]:
         write("  evidence gaps:\n")
-        for code, count in summary["gaps_by_code"].items():
-            write(f"    {count:>8,}  {code}\n")
+        _counts_by_code(summary["gaps_by_code"], out, paint.on)
     if summary["model_calls"]:
-        write(f"  tokens over {summary['model_calls']:,} model calls (sum of known values; calls where unknown):\n")
+        write(f"  tokens over {summary['model_calls']:,} model calls:\n")
+        tokens = Table(("tokens", "sum of known values", "calls where unknown"), right=frozenset({1, 2}))
         for name, tally in summary["tokens"].items():
-            write(f"    {name:<18} {tally['sum']:>16,}   unknown in {tally['unknown']:,}\n")
+            tokens.add(name, f"{tally['sum']:,}", f"{tally['unknown']:,}")
+        render_table(tokens, out, colour=paint.on, indent=4)
     if report.coverage.total:
         write("  evidence coverage by observation source (V complete, O partial, X unavailable):\n")
-        for line in text_table(report.coverage, "source"):
-            write(f"    {line}\n")
+        render_table(coverage_table(report.coverage, "source"), out, colour=paint.on, indent=4)
     if summary["mb_per_s"] is not None:
         read = f"{summary['bytes'] / 1e6:,.1f} MB"
         if summary["decoded_bytes"] != summary["bytes"]:
@@ -92,20 +93,23 @@ def render_text(report: Report, fail_on: Severity, out: TextIO, *, quiet: bool =
         write(f"  {read} in {summary['seconds']:.2f} s ({summary['mb_per_s']:,.1f} MB/s of JSON)\n")
 
 
-def text_table(matrix: CoverageMatrix, producer_heading: str) -> list[str]:
-    """One row per producer and one over all rollouts, columns aligned, without trailing spaces."""
-    rows = [[producer_heading, "rollouts", *CRITERIA]]
+def coverage_table(matrix: CoverageMatrix, producer_heading: str) -> Table:
+    """One row per producer, then one over all rollouts when there are several producers."""
+    table = Table((producer_heading, "rollouts", *CRITERIA), right=frozenset({1}))
     for producer in matrix.producers():
-        rows.append([producer, f"{matrix.rollouts[producer]:,}", *(matrix.cell(c, producer) for c in CRITERIA)])
+        table.add(producer, f"{matrix.rollouts[producer]:,}", *(matrix.cell(c, producer) for c in CRITERIA))
     if len(matrix.producers()) > 1:
-        rows.append([ALL_ROLLOUTS, f"{matrix.total:,}", *(matrix.cell(c) for c in CRITERIA)])
-    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
-    lines = []
-    for row in rows:
-        cells = [row[0].ljust(widths[0]), row[1].rjust(widths[1])]
-        cells += [cell.ljust(width) for cell, width in zip(row[2:], widths[2:], strict=True)]
-        lines.append("  ".join(cells).rstrip())
-    return lines
+        table.total = (ALL_ROLLOUTS, f"{matrix.total:,}", *(matrix.cell(c) for c in CRITERIA))
+    return table
+
+
+def _counts_by_code(counts: dict[str, int], out: TextIO, colour: bool, style: str | None = None) -> None:
+    table = Table(("count", "code"), right=frozenset({0}), show_headings=False)
+    table.column_styles = {1: style} if style else {}
+    for code, count in counts.items():
+        table.add(f"{count:,}", code)
+    if counts:
+        render_table(table, out, colour=colour, indent=4)
 
 
 def _diagnostics_by_record(diagnostics: list[Diagnostic], out: TextIO, paint: _Paint) -> None:

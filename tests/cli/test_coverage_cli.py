@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -24,8 +26,28 @@ def test_the_text_matrix_has_a_row_per_producer_and_one_over_all_rollouts() -> N
     lines = result.stdout.splitlines()
     assert lines[0].startswith("coverage of 6 rollouts by source")
     assert lines[1].split() == ["producer", "rollouts", "C1", "C2", "C3", "C4", "C5", "C6", "C7"]
-    assert [line.split()[0] for line in lines[2:]] == ["claude_code", "hermes", "opencode", "pi", "all"]
-    assert lines[-1].split()[:5] == ["all", "rollouts", "6", "V", "V"]
+    rule = "─" * len(lines[1])
+    # A rule under the headings and one above the totals, the width of the table.
+    assert lines[2] == lines[7] == rule
+    assert [line.split()[0] for line in lines[3:7]] == ["claude_code", "hermes", "opencode", "pi"]
+    assert lines[8].split()[:5] == ["all", "rollouts", "6", "V", "V"]
+    assert len(lines) == 9
+    assert all(line == line.rstrip() and "\x1b" not in line for line in lines)
+
+
+def test_on_request_the_verdicts_are_coloured_and_the_layout_is_kept() -> None:
+    plain = run("coverage", EXAMPLES).stdout
+    coloured = subprocess.run(
+        [sys.executable, "-m", "gym_contract", "coverage", EXAMPLES],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "FORCE_COLOR": "1"},
+    ).stdout
+    assert "\x1b[32mV\x1b[0m" in coloured
+    assert "\x1b[33mO\x1b[0m" in coloured
+    unpainted = re.sub(r"\x1b\[[0-9;]*m", "", coloured)
+    assert [line.rstrip() for line in unpainted.splitlines()] == plain.splitlines()
 
 
 def test_json_gives_the_rollouts_at_each_verdict_per_producer() -> None:
@@ -53,7 +75,8 @@ def test_explain_counts_the_reasons_that_kept_rollouts_from_v() -> None:
     result = run("coverage", EXAMPLES, "--explain", "C5")
     explained = result.stdout.split("\n\n", 1)[1].splitlines()
     assert explained[0] == "C5: 4 of 6 rollouts at V, 2 at O, 0 at X"
-    reasons = {line.split(maxsplit=1)[1]: int(line.split()[0]) for line in explained[2:]}
+    assert explained[2].split() == ["rollouts", "reason"]
+    reasons = {line.split(maxsplit=1)[1]: int(line.split()[0]) for line in explained[4:]}
     assert reasons["gap tool_timing_unavailable"] == 1
     assert reasons["tool_calls[].started_at null"] == 1
 
@@ -109,3 +132,12 @@ def test_explain_in_json_is_a_key_of_the_document_and_stdin_is_read() -> None:
         "criterion": "C7",
         "why_not_v": {"gap no_sandbox_runtime": 4, "gap sandbox_observation_unavailable": 2},
     }
+
+
+def test_a_name_that_looks_like_markup_is_printed_as_it_is(tmp_path: Path) -> None:
+    record = json.loads(Path(EXAMPLES).read_text().splitlines()[0])
+    record["agent_ref"]["name"] = "[bold]agent[/bold] [x]"
+    rollouts = tmp_path / "named.jsonl"
+    rollouts.write_text(json.dumps(record) + "\n")
+    lines = run("coverage", str(rollouts), "--by", "agent").stdout.splitlines()
+    assert lines[3].startswith("[bold]agent[/bold] [x]  ")
