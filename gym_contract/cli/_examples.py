@@ -41,19 +41,27 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "observe": ("gym-contract observe claude-code examples/claude-code/spotter-v2.1.39 --model-ref policy",),
     "observe claude-code": (
         "gym-contract observe claude-code examples/claude-code/spotter-v2.1.39 --model-ref policy",
-        "gym-contract observe claude-code CONFIG_DIR --stream STDOUT.jsonl --exit-code 0 --model-ref policy",
+        "gym-contract observe claude-code examples/claude-code/spotter-v2.1.39"
+        " --stream examples/claude-code/spotter-v2.1.39.stream.jsonl --exit-code 0 --model-ref policy",
     ),
     "outcome": (
         "gym-contract outcome opencode examples/reference/opencode-1.17.11-export.json --harness-version 1.17.11",
+        "gym-contract outcome claude-code examples/claude-code/spotter-v2.1.39.stream.jsonl --exit-code 0",
     ),
     "outcome opencode": (
         "gym-contract outcome opencode examples/reference/opencode-1.17.11-export.json --harness-version 1.17.11",
-        "gym-contract outcome opencode EXPORT.json --events RUN.jsonl --exit-code 1",
+        "gym-contract outcome opencode examples/reference/opencode-1.17.11-export.json"
+        " --events examples/opencode/run-error.jsonl --exit-code 1",
     ),
-    "outcome claude-code": ("gym-contract outcome claude-code STDOUT.jsonl --exit-code 0 --harness-version 2.1.39",),
+    "outcome claude-code": (
+        "gym-contract outcome claude-code examples/claude-code/spotter-v2.1.39.stream.jsonl --exit-code 0",
+        "gym-contract outcome claude-code examples/claude-code/spotter-v2.1.39.stream.jsonl --timed-out",
+    ),
     "decide": (
         "gym-contract outcome opencode examples/reference/opencode-1.17.11-export.json | gym-contract decide -",
-        "gym-contract decide --policy POLICY.json --attempt 2 OUTCOME.json",
+        "gym-contract outcome opencode examples/reference/opencode-1.17.11-export.json"
+        " --events examples/opencode/run-error.jsonl --exit-code 1"
+        " | gym-contract decide --policy examples/policy.json --attempt 2 -",
     ),
 }
 

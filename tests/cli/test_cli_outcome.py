@@ -212,3 +212,51 @@ def test_a_json_array_on_a_jsonl_line_says_how_to_read_it(tmp_path: Path):
     (diagnostic,) = json.loads(result.stdout)["diagnostics"]
     assert diagnostic["code"] == "record_not_object"
     assert "read as such when its name ends in .json" in diagnostic["message"]
+
+
+def test_the_example_claude_code_stream_is_a_completed_run_of_its_session():
+    stream = str(REPO_EXAMPLES / "claude-code" / "spotter-v2.1.39.stream.jsonl")
+    outcome = json.loads(run("outcome", "claude-code", stream, "--exit-code", "0").stdout)
+    assert (outcome["harness_version"], outcome["response_status"], outcome["failure_kind"]) == (
+        "2.1.39",
+        "completed",
+        None,
+    )
+    observed = run(
+        "observe", "claude-code", str(REPO_EXAMPLES / "claude-code" / "spotter-v2.1.39"), "--stream", stream,
+        "--exit-code", "0", "--model-ref", "policy",
+    )  # fmt: skip
+    assert observed.returncode == 0, observed.stderr
+    document = json.loads(observed.stdout)
+    assert document["ng_agent_outcome"] == outcome
+    # The stream names the session of the transcripts: the root invocation takes its status and run time from it.
+    assert document["run_summary"]["result_success"] is True
+    assert document["run_summary"]["duration_s"] == 790.696
+
+
+def test_the_example_opencode_events_are_a_retryable_transport_error_that_the_example_policy_retries():
+    events = str(REPO_EXAMPLES / "opencode" / "run-error.jsonl")
+    result = run("outcome", "opencode", str(SHIPPED_EXPORT), "--events", events, "--exit-code", "1")
+    outcome = json.loads(result.stdout)
+    assert (outcome["failure_kind"], outcome["retryable"], outcome["error_name"]) == (
+        "model_transport_error",
+        True,
+        "APIError",
+    )
+    policy = str(REPO_EXAMPLES / "policy.json")
+    decided = subprocess.run(
+        [sys.executable, "-m", "gym_contract", "decide", "--policy", policy, "--attempt", "2", "-"],
+        input=result.stdout,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(decided.stdout)["action"] == "retry"
+    third = subprocess.run(
+        [sys.executable, "-m", "gym_contract", "decide", "--policy", policy, "--attempt", "3", "-"],
+        input=result.stdout,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(third.stdout)["action"] != "retry"
