@@ -55,7 +55,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "outcome claude-code": (
         "gym-contract outcome claude-code examples/claude-code/spotter-v2.1.39.stream.jsonl --exit-code 0",
-        "gym-contract outcome claude-code examples/claude-code/spotter-v2.1.39.stream.jsonl --timed-out",
+        "cat examples/claude-code/spotter-v2.1.39.stream.jsonl | gym-contract outcome claude-code - --exit-code 0",
     ),
     "decide": (
         "gym-contract outcome opencode examples/reference/opencode-1.17.11-export.json | gym-contract decide -",
