@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from hypothesis_jsonschema import from_schema
 
 from gym_contract import schemas
-from tests.support import dump, inline, load, model_accepts, model_entities, objects
+from tests.schema_instances import schema_instances
+from tests.support import dump, load, model_accepts, model_entities, objects
 
 ENTITIES = model_entities()
 
@@ -47,7 +47,7 @@ def mutated(draw: st.DrawFn, instances: st.SearchStrategy[Any]) -> Any:
 
 @cache
 def _strategy(name: str) -> st.SearchStrategy[Any]:
-    return from_schema(inline(name))
+    return schema_instances(name)
 
 
 @pytest.mark.parametrize("name", sorted(ENTITIES))

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from hypothesis_jsonschema import from_schema
 
 from gym_contract import iter_diagnostics, schemas
 from gym_contract.models import AgentOutcome, Classifier
@@ -27,7 +26,8 @@ from gym_contract.outcome import (
     classify_opencode,
     decide,
 )
-from tests.support import REPO, inline
+from tests.schema_instances import schema_instances
+from tests.support import REPO
 
 EXPORT = json.loads((REPO / "examples/reference/opencode-1.17.11-export.json").read_text())
 T = 1_785_813_050_000  # ms, as OpenCode writes times
@@ -845,7 +845,7 @@ outcomes = st.builds(
 )
 
 
-@given(from_schema(inline("agent_outcome")), policies, attempts)
+@given(schema_instances("agent_outcome"), policies, attempts)
 def test_decide_is_total_every_outcome_gets_one_action_with_a_reason(outcome, policy, attempt):
     decision = decide(outcome, policy, attempt=attempt)
     assert decision.action in ACTIONS

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 from hypothesis import given
-from hypothesis_jsonschema import from_schema
 
 from gym_contract import iter_diagnostics, schemas
 from gym_contract.cli import main
 from gym_contract.models import AgentInvocation
-from tests.support import inline, model_accepts, model_entities
+from tests.schema_instances import schema_instances
+from tests.support import model_accepts, model_entities
 
 ITEM = model_entities()["conversation_item"]
 ITEM_SCHEMA = schemas.validator("conversation_item")
@@ -217,7 +217,7 @@ def test_an_item_of_another_type_is_accepted_only_when_it_states_it(item, item_t
     assert judged({**item, "type": item_type}) == (True, True)
 
 
-@given(from_schema(inline("conversation_item")))
+@given(schema_instances("conversation_item"))
 def test_no_item_loses_its_type_and_comes_back_as_another(instance):
     untyped = {key: value for key, value in instance.items() if key != "type"}
     valid = ITEM_SCHEMA.is_valid(untyped)

@@ -12,7 +12,6 @@ import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from hypothesis_jsonschema import from_schema
 
 from gym_contract import schemas
 from gym_contract._values import NumberText
@@ -21,7 +20,8 @@ from gym_contract.models import AgentObservationBundle, ModelCallCapture, Trajec
 from gym_contract.report import Report
 from gym_contract.validation import CheckedLine, check_line
 from gym_contract.validation._fastpath import skeleton
-from tests.support import inline, with_repeated_key
+from tests.schema_instances import schema_instances
+from tests.support import with_repeated_key
 from tests.test_agreement import mutated
 
 NOW = 1_786_100_000.0
@@ -31,7 +31,7 @@ SCHEMA_OF = {"trajectory": "trajectory", "bundle": "agent_observations", "model_
 
 @cache
 def _instances(kind: str) -> st.SearchStrategy:
-    return from_schema(inline(SCHEMA_OF[kind]))
+    return schema_instances(SCHEMA_OF[kind])
 
 
 def _canonical(kind: str, instance: dict) -> bytes | None:

@@ -11,11 +11,11 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from hypothesis_jsonschema import from_schema
 
 from gym_contract import schemas
 from gym_contract.validation._struct_types import UnsupportedSchemaError, compile_schema, schema_type
-from tests.support import inline, model_accepts, model_entities
+from tests.schema_instances import schema_instances
+from tests.support import model_accepts, model_entities
 from tests.test_agreement import mutated
 
 ENTITIES = model_entities()
@@ -30,7 +30,7 @@ def _decoder(name: str) -> msgspec.json.Decoder[Any]:
 
 @cache
 def _instances(name: str) -> st.SearchStrategy[Any]:
-    return from_schema(inline(name))
+    return schema_instances(name)
 
 
 def _accepted(name: str, data: bytes) -> bool:
