@@ -12,7 +12,7 @@ from gym_contract import __version__
 from gym_contract._vocabulary import CONTRACT_VERSION, KINDS
 from gym_contract.cli._common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, count, positive, say, verdict
 from gym_contract.cli._examples import add_examples
-from gym_contract.cli._parsers import register_all
+from gym_contract.cli._parsers import engine_arguments, register_all
 
 # The engine and the renderer are imported by the command that runs: `--version`, `--help` and
 # `schema` start without them.
@@ -22,18 +22,28 @@ def _validate(args: argparse.Namespace) -> int:
     from gym_contract.cli._render import progress_bar, render_json, render_text
     from gym_contract.validation._checking import InputUnreadable, check_files
 
+    unreadable: tuple[type[Exception], ...] = (InputUnreadable,)
+    if args.engine == "ray":
+        from gym_contract.distributed import RayUnavailable
+
+        unreadable += (RayUnavailable,)
     try:
         with progress_bar(not args.quiet and args.format == "text") as progress:
-            report = check_files(
-                args.paths,
-                args.kind,
-                max_diagnostics=args.max_diagnostics,
-                **({} if args.max_line_bytes is None else {"max_line_bytes": args.max_line_bytes}),
-                jobs=args.jobs,
-                progress=progress,  # type: ignore[arg-type]
-                per_record=args.format == "junit",
-            )
-    except InputUnreadable as error:
+            if args.engine == "ray":
+                from gym_contract.cli._distributed import check_on_ray
+
+                report = check_on_ray(args, progress)
+            else:
+                report = check_files(
+                    args.paths,
+                    args.kind,
+                    max_diagnostics=args.max_diagnostics,
+                    **({} if args.max_line_bytes is None else {"max_line_bytes": args.max_line_bytes}),
+                    jobs=args.jobs,
+                    progress=progress,  # type: ignore[arg-type]
+                    per_record=args.format == "junit",
+                )
+    except unreadable as error:
         say(str(error))
         if args.format != "text":
             # A pipeline reading stdout still gets a document it can parse, which says what went wrong.
@@ -161,6 +171,7 @@ def build_parser(*, every_command: bool = True) -> argparse.ArgumentParser:
         "a lone compressed file or stdin in batches",
     )
     validate.add_argument("--quiet", action="store_true", help="print only the summary")
+    engine_arguments(validate)
     validate.set_defaults(handler=_validate)
 
     schema = commands.add_parser("schema", help="list and print the bundled JSON Schemas")

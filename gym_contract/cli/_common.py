@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gym_contract.diagnostics import Diagnostic
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -27,6 +30,12 @@ def verdict(args: argparse.Namespace, status: int) -> int:
 def say(message: str) -> None:
     """One line on stderr, prefixed with the program's name, as every command reports problems."""
     print(f"gym-contract: {message}", file=sys.stderr)
+
+
+def say_damaged(diagnostic: Diagnostic) -> None:
+    """A line that holds no record, on stderr as `FILE:LINE: code: message`."""
+    where = ":".join(str(part) for part in (diagnostic.source, diagnostic.line) if part is not None)
+    say(f"{where}: {diagnostic.code}: {diagnostic.message}")
 
 
 def print_json(value: Any) -> None:

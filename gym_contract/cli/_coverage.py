@@ -7,12 +7,12 @@ import os
 import sys
 from typing import Any, TextIO, cast
 
-from gym_contract.cli._common import EXIT_OK, print_json, say, usage_error
+from gym_contract.cli._common import EXIT_OK, print_json, say_damaged, usage_error
 from gym_contract.cli._render import coverage_table, progress_bar, wants_colour
 from gym_contract.cli._tables import Table
 from gym_contract.cli._tables import render as render_table
-from gym_contract.coverage import CRITERIA, CoverageMatrix, GroupBy, rollout_coverage
-from gym_contract.diagnostics import Diagnostic
+from gym_contract.coverage import CRITERIA, CoverageMatrix, GroupBy
+from gym_contract.coverage._rating import CoverageRun, rate_source
 from gym_contract.reading import _records, _sources
 
 _HEADINGS = {"source": "producer", "agent": "agent"}
@@ -47,33 +47,19 @@ def explain(matrix: CoverageMatrix, criterion: str, out: TextIO) -> None:
 
 def _coverage(args: argparse.Namespace) -> int:
     by = cast(GroupBy, args.by)
-    matrix = CoverageMatrix()
-    damaged = skipped = 0
-    sizes = [None if path == "-" else _size(path) for path in args.paths]
-    total = None if None in sizes else sum(size or 0 for size in sizes)
-    done = 0
-    with progress_bar(True, "rating") as progress:
-        for path, size in zip(args.paths, sizes, strict=True):
-            try:
-                with _sources.open_source(path) as source:
-                    # Whole records, never skeletons: the agent name lies outside the contract and only they keep it.
-                    entries = _records.records_of(source, json_document=_records.is_json_document(path))
-                    for index, (_line, entry) in enumerate(entries):
-                        if progress and index % 64 == 0:
-                            progress(done + source.consumed(), total)
-                        if isinstance(entry, Diagnostic):
-                            damaged += 1
-                            where = ":".join(str(part) for part in (path, entry.line) if part is not None)
-                            say(f"{where}: {entry.code}: {entry.message}")
-                            continue
-                        coverage = rollout_coverage(entry)
-                        if coverage is None:
-                            skipped += 1
-                            continue
-                        matrix.add(coverage, coverage.producer(by))
-                    done += size if size is not None else source.consumed()
-            except _sources.InputUnreadable as error:
-                return usage_error(str(error))
+    if args.engine == "ray":
+        from gym_contract.cli._distributed import rate_on_ray
+
+        rated = rate_on_ray(args, by)
+        if isinstance(rated, int):
+            return rated
+        run = rated
+    else:
+        try:
+            run = _rate_here(args.paths, by)
+        except _sources.InputUnreadable as error:
+            return usage_error(str(error))
+    matrix, damaged, skipped = run.matrix, len(run.damaged), run.other_records
     if args.format == "json":
         document: dict[str, Any] = {"by": by, **matrix.to_dict(), "damaged_lines": damaged, "other_records": skipped}
         if args.explain:
@@ -88,6 +74,28 @@ def _coverage(args: argparse.Namespace) -> int:
         print()
         explain(matrix, args.explain, sys.stdout)
     return EXIT_OK
+
+
+def _rate_here(paths: list[str], by: GroupBy) -> CoverageRun:
+    """Every input in turn, in this process, each damaged line said as it is met."""
+    run = CoverageRun()
+    sizes = [None if path == "-" else _size(path) for path in paths]
+    total = None if None in sizes else sum(size or 0 for size in sizes)
+    done = 0
+    with progress_bar(True, "rating") as progress:
+        for path, size in zip(paths, sizes, strict=True):
+            with _sources.open_source(path) as source:
+                run.merge(
+                    rate_source(
+                        source,
+                        json_document=_records.is_json_document(path),
+                        by=by,
+                        on_damaged=say_damaged,
+                        progress=(lambda read, done=done: progress(done + read, total)) if progress else None,
+                    )
+                )
+                done += size if size is not None else source.consumed()
+    return run
 
 
 def _size(path: str) -> int | None:

@@ -5,22 +5,17 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections import Counter
-from typing import Any
 
 from gym_contract._json_writing import dumps
-from gym_contract._values import obj, objects, text
-from gym_contract._vocabulary import CAPTURE, OBSERVATIONS, TRAJECTORY
-from gym_contract.cli._common import EXIT_FAILED, EXIT_OK, say, usage_error, verdict
+from gym_contract.cli._common import EXIT_FAILED, EXIT_OK, say, say_damaged, usage_error, verdict
 from gym_contract.cli._render import progress_bar
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.evidence._capture import read_capture
-from gym_contract.evidence._collection import collect
 from gym_contract.evidence._join import join
+from gym_contract.evidence._projecting import project_source
 from gym_contract.evidence._projection import observations_refusal
 from gym_contract.models import AgentObservationBundle
 from gym_contract.reading import _records, _sources
-from gym_contract.validation import read_record
 
 
 def _read_bundle(path: str) -> AgentObservationBundle | str:
@@ -66,6 +61,10 @@ def _join(args: argparse.Namespace) -> int:
 
 
 def _project(args: argparse.Namespace) -> int:
+    if args.engine == "ray":
+        from gym_contract.cli._distributed import project_on_ray
+
+        return project_on_ray(args)
     for directory in args.capture_dir:
         if (problem := _capture_directory_problem(directory)) is not None:
             return usage_error(problem)
@@ -78,49 +77,24 @@ def _project(args: argparse.Namespace) -> int:
     except OSError as error:
         source.close()
         return usage_error(f"cannot write {args.output!r}: {error.strerror or error}")
-    projected, failures, damaged = 0, Counter[str](), 0
-    gaps: Counter[str] = Counter()
+
+    def said(problem: Diagnostic | None) -> None:
+        verdict(args, EXIT_FAILED)  # so far: the exit status holds even if the output breaks off
+        if problem is not None:
+            say_damaged(problem)
+
     try:
         with source, progress_bar(args.output not in (None, "-"), "projecting") as progress:
-            for raw in _records.iter_lines(source):
-                read: Any = raw if isinstance(raw, Diagnostic) else read_record(raw.data, "rollout")
-                if isinstance(read, Diagnostic):
-                    damaged += 1
-                    verdict(args, EXIT_FAILED)  # so far: the exit status holds even if the output breaks off
-                    line = read.line if read.line is not None else getattr(raw, "number", None)
-                    say(f"{args.rollouts}:{line}: {read.code}: {read.message}")
-                    continue
-                result = collect(read[1], args.capture_dir)
-                projected += 1
-                trajectory = obj(result.get(TRAJECTORY)) or {}
-                for gap in objects(trajectory.get("gaps")) + _failure_gaps(result):
-                    code = text(gap.get("code")) or "unknown"
-                    gaps[code] += 1
-                    if code == "trajectory_projection_failed":
-                        failures[text(gap.get("detail")) or "unknown"] += 1
-                        verdict(args, EXIT_FAILED)
-                out.write(dumps(result) + b"\n")
-                if progress:
-                    progress(source.consumed(), source.size)  # type: ignore[operator]
+            run = project_source(
+                source,
+                args.capture_dir,
+                out.write,
+                on_problem=said,
+                progress=(lambda read: progress(read, source.size)) if progress else None,
+            )
     finally:
         if out is not sys.stdout.buffer:
             out.close()
-    summary = {
-        "rollouts": projected,
-        "damaged_lines": damaged,
-        "projection_failures": dict(failures),
-        "gaps_by_code": dict(gaps.most_common()),
-    }
+    summary = run.summary()
     print(dumps(summary, indent=True).decode(), file=sys.stderr if args.output in (None, "-") else sys.stdout)
-    return EXIT_FAILED if failures or damaged else EXIT_OK
-
-
-def _failure_gaps(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """A failed projection leaves its gap in the capture or the observations, not in a trajectory."""
-    if TRAJECTORY in result:
-        return []
-    found = []
-    for key in (CAPTURE, OBSERVATIONS):
-        holder = obj(result.get(key)) or {}
-        found += [gap for gap in objects(holder.get("gaps")) if gap.get("code") == "trajectory_projection_failed"]
-    return found
+    return EXIT_FAILED if run.failed else EXIT_OK

@@ -98,7 +98,13 @@ def register_evidence(commands: Any) -> None:
     projector.add_argument(
         "--capture-dir", action="append", default=[], metavar="DIR", help="capture directory (repeatable)"
     )
-    projector.add_argument("-o", "--output", metavar="OUT.jsonl", help="where to write the records (default stdout)")
+    projector.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT.jsonl",
+        help="where to write the records (default stdout); with --engine ray, a directory for part-NNNNN.jsonl shards",
+    )
+    engine_arguments(projector)
     projector.set_defaults(handler=_deferred("gym_contract.cli._evidence", "_project"))
 
 
@@ -174,7 +180,24 @@ def register_coverage(commands: Any) -> None:
         metavar="CN",
         help="also print what kept rollouts from V on one criterion (C1 … C7), counted by reason",
     )
+    engine_arguments(parser)
     parser.set_defaults(handler=_deferred("gym_contract.cli._coverage", "_coverage"))
+
+
+def engine_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where the work runs: this machine, or a Ray cluster (the `ray` extra)."""
+    parser.add_argument(
+        "--engine",
+        choices=("local", "ray"),
+        default="local",
+        help="local: this machine (default); ray: Ray Data tasks on a Ray cluster, same output "
+        '(needs pip install "gym-contract[ray]")',
+    )
+    parser.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="with --engine ray: the cluster to join (auto, or ray://HOST:10001); default: start one here",
+    )
 
 
 def _ending_arguments(parser: argparse.ArgumentParser) -> None:

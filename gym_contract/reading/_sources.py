@@ -7,7 +7,7 @@ import os
 import stat
 import sys
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 STDIN_NAME = "<stdin>"
 
@@ -141,6 +141,19 @@ class _ZstdFrames:
 
     def close(self) -> None:
         """Nothing to release: the raw stream belongs to the `Source`."""
+
+
+class Bounded:
+    """Reads at most ``length`` bytes of a stream from where it stands: a share of a file."""
+
+    def __init__(self, stream: Any, length: int) -> None:
+        self._stream = stream
+        self._left = length
+
+    def read(self, size: int) -> bytes:
+        data: bytes = self._stream.read(min(size, self._left)) if self._left > 0 else b""
+        self._left -= len(data)
+        return data
 
 
 class Source:

@@ -342,18 +342,5 @@ def _check_share(task: tuple[str, int, int | None, _Options]) -> Report:
         return _check_source(path, options, None, 0, None)
     with open(path, "rb") as handle:
         handle.seek(start)
-        with _sources.Source(path, _ShareOfFile(handle, end - start), size=end - start) as source:
+        with _sources.Source(path, _sources.Bounded(handle, end - start), size=end - start) as source:
             return _check_open_source(source, False, options)
-
-
-class _ShareOfFile:
-    """Reads at most ``length`` bytes of an open file from where it stands."""
-
-    def __init__(self, handle: Any, length: int) -> None:
-        self._handle = handle
-        self._left = length
-
-    def read(self, size: int) -> bytes:
-        data = self._handle.read(min(size, self._left)) if self._left > 0 else b""
-        self._left -= len(data)
-        return data

@@ -1,0 +1,57 @@
+"""Rate every rollout of an input into a coverage matrix, counting the lines that hold no rollout."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from gym_contract.coverage import CoverageMatrix, GroupBy, rollout_coverage
+from gym_contract.diagnostics import Diagnostic
+from gym_contract.reading import _records, _sources
+
+
+@dataclass
+class CoverageRun:
+    """The matrix of one or more inputs, their damaged lines (located) and how many records were not rollouts."""
+
+    matrix: CoverageMatrix = field(default_factory=CoverageMatrix)
+    damaged: list[Diagnostic] = field(default_factory=list)
+    other_records: int = 0
+    lines: int = 0
+    """Lines read, for placing the damaged lines of a part of a file after those before it."""
+
+    def merge(self, other: CoverageRun) -> None:
+        self.matrix.merge(other.matrix)
+        self.damaged += other.damaged
+        self.other_records += other.other_records
+        self.lines += other.lines
+
+
+def rate_source(
+    source: _sources.Source,
+    *,
+    json_document: bool,
+    by: GroupBy = "source",
+    on_damaged: Callable[[Diagnostic], None] | None = None,
+    progress: Callable[[int], None] | None = None,
+    stats: _records.ReadStats | None = None,
+) -> CoverageRun:
+    """Rate each rollout of an open input; ``progress`` is called now and then with the bytes read."""
+    run = CoverageRun()
+    # Whole records, never skeletons: the agent name lies outside the contract and only they keep it.
+    entries = _records.records_of(source, json_document=json_document, stats=stats)
+    for index, (line, entry) in enumerate(entries):
+        if progress is not None and index % 64 == 0:
+            progress(source.consumed())
+        if isinstance(entry, Diagnostic):
+            located = entry.at(source=source.name, line=entry.line if entry.line is not None else line)
+            run.damaged.append(located)
+            if on_damaged is not None:
+                on_damaged(located)
+            continue
+        coverage = rollout_coverage(entry)
+        if coverage is None:
+            run.other_records += 1
+            continue
+        run.matrix.add(coverage, coverage.producer(by))
+    return run

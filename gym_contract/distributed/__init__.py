@@ -1,0 +1,231 @@
+"""Validate, rate and project rollout corpora on a Ray cluster: the engine of one process, run in Ray Data tasks.
+
+Inputs are files, directories, globs or URIs that a pyarrow filesystem opens (`s3://`, `gs://`,
+`hdfs://`). Large plain JSONL files are cut at line boundaries into shares of about
+``block_bytes``; compressed files and JSON documents are one share each. Every share is checked
+by the same code as `check_files`, in a Ray task, and the driver merges the per-share results in
+input order, so that the report names every file and line as a single process does. The driver
+holds only the merged counts and the kept diagnostics.
+
+Needs the `ray` extra: ``pip install "gym-contract[ray]"``; without it every function here raises
+`RayUnavailable`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from functools import partial
+from typing import Any
+
+from gym_contract.coverage import GroupBy
+from gym_contract.coverage._rating import CoverageRun, rate_source
+from gym_contract.distributed._inputs import DEFAULT_BLOCK_BYTES, Share, expand, open_share, shares
+from gym_contract.distributed._ray_jobs import RayUnavailable, connect, run_shares
+from gym_contract.evidence._projecting import ProjectionRun, project_source
+from gym_contract.reading import _records
+from gym_contract.validation._checking import DEFAULT_MAX_LINE_BYTES, InputUnreadable, _joined, _Options
+from gym_contract.validation._checking import _check_open_source as _check_source
+from gym_contract.validation._report import Report
+
+__all__ = [
+    "DEFAULT_BLOCK_BYTES",
+    "RayUnavailable",
+    "connect",
+    "coverage_dataset",
+    "project_dataset",
+    "validate_dataset",
+]
+
+Progress = Callable[[int, int | None], None]
+"""Called with (bytes of the inputs done, their total size or None when unknown)."""
+
+
+def validate_dataset(
+    inputs: str | Sequence[str],
+    kind: str | None = None,
+    *,
+    max_diagnostics: int = 1000,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    block_bytes: int = DEFAULT_BLOCK_BYTES,
+    address: str | None = None,
+    now: float | None = None,
+    per_record: bool = False,
+    progress: Progress | None = None,
+) -> Report:
+    """The `Report` that `check_files` gives on the same files, computed on a Ray cluster.
+
+    Raises `InputUnreadable` when an input names nothing or cannot be opened, and `RayUnavailable`
+    without Ray or its cluster.
+    """
+    started = time.perf_counter()
+    options = _Options(kind, max_diagnostics, max_line_bytes, time.time() if now is None else now, True, per_record)
+    report = options.report()
+    for file, parts in _by_file(inputs, block_bytes, address, partial(_check_share, options), progress):
+        report.merge(_joined(file.name, parts, options))
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def coverage_dataset(
+    inputs: str | Sequence[str],
+    *,
+    by: GroupBy = "source",
+    block_bytes: int = DEFAULT_BLOCK_BYTES,
+    address: str | None = None,
+    progress: Progress | None = None,
+) -> CoverageRun:
+    """The coverage matrix of `gym-contract coverage` on the same files, with their damaged lines, on Ray."""
+    run = CoverageRun()
+    for _file, parts in _by_file(inputs, block_bytes, address, partial(_rate_share, by), progress):
+        for part in _shifted(parts):
+            run.merge(part)
+    return run
+
+
+def project_dataset(
+    inputs: str | Sequence[str],
+    output: str,
+    capture_dirs: Sequence[str] = (),
+    *,
+    block_bytes: int = DEFAULT_BLOCK_BYTES,
+    address: str | None = None,
+    progress: Progress | None = None,
+) -> tuple[ProjectionRun, list[str]]:
+    """Project every rollout, as `gym-contract project` does, into JSONL shards under ``output``.
+
+    ``output`` is a directory (local, or a URI a pyarrow filesystem writes); share N of the inputs is
+    written to `part-NNNNN.jsonl` in it, so that reading the shards in name order gives the records
+    in input order. Capture directories must be readable from every worker (a shared filesystem).
+    Returns the merged run (rollouts, damaged lines, failures, gaps) and the shard paths.
+    """
+    _make_directory(output)
+    numbered: dict[int, str] = {}
+    task = partial(_project_share, output, tuple(capture_dirs))
+    run = ProjectionRun()
+    for _file, parts in _by_file(inputs, block_bytes, address, task, progress):
+        for part in _shifted([part for part, _shard in parts]):
+            run.merge(part)
+        numbered.update((len(numbered), shard) for _part, shard in parts)
+    return run, [numbered[number] for number in sorted(numbered)]
+
+
+# ------------------------------------------------------------------------------------------ driver
+
+
+def _by_file(
+    inputs: str | Sequence[str],
+    block_bytes: int,
+    address: str | None,
+    task: Callable[[Share], Any],
+    progress: Progress | None,
+) -> Any:
+    """Per input file, in order: the results of its shares, in order, once all of them are in."""
+    paths = [inputs] if isinstance(inputs, str) else list(inputs)
+    connect(address)
+    files = expand(paths)
+    cut = [(number, share) for number, file in enumerate(files) for share in shares(file, block_bytes)]
+    plan = [(number, replace(share, number=position)) for position, (number, share) in enumerate(cut)]
+    numbers = {share.number: number for number, share in plan}
+    sizes = [file.size for file in files]
+    total = None if None in sizes else sum(size or 0 for size in sizes)
+    done = 0
+    current: int | None = None
+    parts: list[Any] = []
+    for share, result in run_shares([share for _, share in plan], _Guarded(task)):
+        if isinstance(result, InputUnreadable):
+            raise result
+        number = numbers[share.number]
+        if current is not None and number != current:
+            yield files[current], parts
+            parts = []
+        current = number
+        parts.append(result)
+        done += _length(share)
+        if progress is not None:
+            progress(done, total)
+    if current is not None:
+        yield files[current], parts
+
+
+def _length(share: Share) -> int:
+    if share.end is not None:
+        return share.end - share.start
+    return share.file.size or 0
+
+
+class _Guarded:
+    """A share's task that hands back an input that cannot be opened instead of failing the Ray task."""
+
+    def __init__(self, task: Callable[[Share], Any]) -> None:
+        self.task = task
+
+    def __call__(self, share: Share) -> Any:
+        try:
+            return self.task(share)
+        except InputUnreadable as error:
+            return error
+
+
+def _shifted(parts: list[Any]) -> list[Any]:
+    """The parts of one file with the line numbers of their damaged lines counted from the file's start."""
+    first_line = 0
+    for part in parts:
+        part.damaged = [d if d.line is None else replace(d, line=d.line + first_line) for d in part.damaged]
+        first_line += part.lines
+    return parts
+
+
+# ------------------------------------------------------------------------------------------ tasks
+
+
+def _check_share(options: _Options, share: Share) -> Report:
+    with open_share(share) as source:
+        return _check_source(source, _records.is_json_document(share.file.name), options)
+
+
+def _rate_share(by: GroupBy, share: Share) -> CoverageRun:
+    stats = _records.ReadStats()
+    with open_share(share) as source:
+        run = rate_source(source, json_document=_records.is_json_document(share.file.name), by=by, stats=stats)
+    run.lines = stats.lines_seen
+    return run
+
+
+def _project_share(output: str, capture_dirs: tuple[str, ...], share: Share) -> tuple[ProjectionRun, str]:
+    shard = _shard_name(output, share)
+    with open_share(share) as source, _open_output(shard) as out:
+        stats = _records.ReadStats()
+        run = project_source(source, capture_dirs, out.write, stats=stats)
+    run.lines = stats.lines_seen
+    return run, shard
+
+
+def _shard_name(output: str, share: Share) -> str:
+    # The name follows from the share alone, so that a task run again writes the same file over.
+    return f"{output.rstrip('/')}/part-{share.number:05d}.jsonl"
+
+
+def _open_output(path: str) -> Any:
+    if "://" in path:
+        from pyarrow import fs
+
+        filesystem, inside = fs.FileSystem.from_uri(path)
+        return filesystem.open_output_stream(inside)
+    return open(path, "wb")
+
+
+def _make_directory(output: str) -> None:
+    try:
+        if "://" in output:
+            from pyarrow import fs
+
+            filesystem, inside = fs.FileSystem.from_uri(output)
+            filesystem.create_dir(inside, recursive=True)
+        else:
+            import os
+
+            os.makedirs(output, exist_ok=True)
+    except (OSError, ValueError) as error:
+        raise InputUnreadable(output, f"cannot write there: {error}") from None

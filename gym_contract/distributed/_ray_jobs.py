@@ -1,0 +1,88 @@
+"""Run one task per share of the inputs as a Ray Data job, and hand the results back on the driver in input order."""
+
+from __future__ import annotations
+
+import logging
+import pickle
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import partial
+from typing import Any
+
+from gym_contract.distributed._inputs import Share
+
+EXTRA_MISSING = 'Ray is not installed: pip install "gym-contract[ray]"'
+
+
+class RayUnavailable(ImportError):  # noqa: N818 - names what is missing, as InputUnreadable does
+    """Ray (the `ray` extra) is not installed, or the cluster at the address given cannot be reached."""
+
+
+def connect(address: str | None = None) -> None:
+    """Join the Ray cluster at ``address`` (e.g. `auto`, `ray://head:10001`), or start one on this machine.
+
+    A cluster this process already joined is kept, whatever ``address`` says.
+    """
+    ray = require_ray()
+    if ray.is_initialized():
+        return
+    try:
+        ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+    except (ConnectionError, RuntimeError, ValueError) as error:
+        raise RayUnavailable(f"cannot join the Ray cluster at {address!r}: {error}") from None
+
+
+def require_ray() -> Any:
+    try:
+        import ray
+        import ray.data
+    except ImportError:
+        raise RayUnavailable(EXTRA_MISSING) from None
+    return ray
+
+
+@contextmanager
+def _quiet_data_context(show_progress: bool) -> Iterator[Any]:
+    """Ray Data's settings for one job: results in input order, its progress bars only on request."""
+    from ray.data import DataContext
+
+    context = DataContext.get_current()
+    saved = (context.execution_options.preserve_order, context.enable_progress_bars)
+    context.execution_options.preserve_order = True
+    context.enable_progress_bars = show_progress
+    data_logger = logging.getLogger("ray.data")
+    level = data_logger.level
+    if not show_progress:
+        data_logger.setLevel(logging.WARNING)
+    try:
+        yield context
+    finally:
+        context.execution_options.preserve_order, context.enable_progress_bars = saved
+        data_logger.setLevel(level)
+
+
+def run_shares(
+    shares: list[Share],
+    task: Callable[[Share], Any],
+    *,
+    show_progress: bool = False,
+) -> Iterator[tuple[Share, Any]]:
+    """``task`` applied to every share in Ray tasks (one CPU each), each result yielded as it comes, in order.
+
+    A task lost with its worker or node is run again by Ray; the results are the same.
+    """
+    if not shares:
+        return
+    ray = require_ray()
+    with _quiet_data_context(show_progress):
+        rows = [{"share": pickle.dumps(share)} for share in shares]
+        dataset = ray.data.from_items(rows, override_num_blocks=len(rows))
+        results = dataset.map(partial(_apply, task), num_cpus=1)
+        for share, row in zip(shares, results.iter_rows(), strict=True):
+            yield share, pickle.loads(row["result"])
+
+
+def _apply(task: Callable[[Share], Any], row: dict[str, Any]) -> dict[str, Any]:
+    """In a Ray task: one share, unpickled, through ``task``; its result pickled for the trip back."""
+    share = pickle.loads(row["share"])
+    return {"result": pickle.dumps(task(share))}

@@ -1,0 +1,100 @@
+"""Project every rollout line of an input: collect its evidence, write the result, and summarise the run."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gym_contract._json_writing import dumps
+from gym_contract._values import obj, objects, text
+from gym_contract._vocabulary import CAPTURE, OBSERVATIONS, TRAJECTORY
+from gym_contract.diagnostics import Diagnostic
+from gym_contract.evidence._collection import collect
+from gym_contract.reading import _records, _sources
+from gym_contract.validation import read_record
+
+FAILED = "trajectory_projection_failed"
+
+
+@dataclass
+class ProjectionRun:
+    """What projecting one or more inputs gave: rollouts written, damaged lines, failures and gaps by code."""
+
+    rollouts: int = 0
+    damaged: list[Diagnostic] = field(default_factory=list)
+    failures: Counter[str] = field(default_factory=Counter)
+    gaps: Counter[str] = field(default_factory=Counter)
+    lines: int = 0
+    """Lines read, for placing the damaged lines of a part of a file after those before it."""
+
+    def merge(self, other: ProjectionRun) -> None:
+        self.rollouts += other.rollouts
+        self.damaged += other.damaged
+        self.failures.update(other.failures)
+        self.gaps.update(other.gaps)
+        self.lines += other.lines
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.failures or self.damaged)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "rollouts": self.rollouts,
+            "damaged_lines": len(self.damaged),
+            "projection_failures": dict(self.failures),
+            "gaps_by_code": dict(self.gaps.most_common()),
+        }
+
+
+def project_source(
+    source: _sources.Source,
+    capture_dirs: Sequence[str],
+    write: Callable[[bytes], object],
+    *,
+    on_problem: Callable[[Diagnostic | None], None] | None = None,
+    progress: Callable[[int], None] | None = None,
+    stats: _records.ReadStats | None = None,
+) -> ProjectionRun:
+    """Each rollout line of ``source`` with its capture merged, observations joined and trajectory attached.
+
+    ``write`` takes each projected record as one JSONL line. ``on_problem`` hears of each damaged
+    line (its diagnostic) and each failed projection (None) as it happens.
+    """
+    run = ProjectionRun()
+    for raw in _records.iter_lines(source, stats=stats):
+        read: Any = raw if isinstance(raw, Diagnostic) else read_record(raw.data, "rollout")
+        if isinstance(read, Diagnostic):
+            line = read.line if read.line is not None else getattr(raw, "number", None)
+            located = read.at(source=source.name, line=line)
+            run.damaged.append(located)
+            if on_problem is not None:
+                on_problem(located)
+            continue
+        result = collect(read[1], capture_dirs)
+        run.rollouts += 1
+        trajectory = obj(result.get(TRAJECTORY)) or {}
+        for gap in objects(trajectory.get("gaps")) + _failure_gaps(result):
+            code = text(gap.get("code")) or "unknown"
+            run.gaps[code] += 1
+            if code == FAILED:
+                run.failures[text(gap.get("detail")) or "unknown"] += 1
+                if on_problem is not None:
+                    on_problem(None)
+        write(dumps(result) + b"\n")
+        if progress is not None:
+            progress(source.consumed())
+    return run
+
+
+def _failure_gaps(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """A failed projection leaves its gap in the capture or the observations, not in a trajectory."""
+    if TRAJECTORY in result:
+        return []
+    found = []
+    for key in (CAPTURE, OBSERVATIONS):
+        holder = obj(result.get(key)) or {}
+        found += [gap for gap in objects(holder.get("gaps")) if gap.get("code") == FAILED]
+    return found

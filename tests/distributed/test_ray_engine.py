@@ -1,0 +1,174 @@
+"""On a Ray cluster the commands give what they give in one process: the same report, matrix and projection."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import zstandard
+
+from gym_contract.coverage._rating import CoverageRun, rate_source
+from gym_contract.reading import _sources
+from gym_contract.checking import check_files
+from gym_contract.validation._checking import InputUnreadable
+from tests.support import REPO
+
+ray = pytest.importorskip("ray", reason='the ray extra is not installed (pip install -e ".[ray]")')
+distributed = pytest.importorskip("gym_contract.distributed")
+
+EXAMPLES = REPO / "examples"
+MAKE_CORPUS = REPO / "tools" / "make_corpus.py"
+# Shares of a few records each, so that every file of a few hundred KiB is cut into several.
+SMALL_BLOCKS = 64 * 1024
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cluster() -> Any:
+    """One local cluster of 2 CPUs for the module, as CI has."""
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A generated corpus with broken records, a damaged line and a blank line in the middle."""
+    folder = tmp_path_factory.mktemp("corpus")
+    made = folder / "made.jsonl"
+    subprocess.run(
+        [sys.executable, str(MAKE_CORPUS), str(made), "--records", "24", "--seed", "11", "--record-kb", "30",
+         "--invalid-share", "0.25"],
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
+    lines = made.read_bytes().splitlines(keepends=True)
+    damaged = folder / "corpus.jsonl"
+    damaged.write_bytes(b"".join([*lines[:7], b'{"truncated": \n', b"\n", *lines[7:]]))
+    return damaged
+
+
+def same(first: dict[str, Any], second: dict[str, Any]) -> None:
+    for timing in ("seconds", "mb_per_s"):
+        first.pop(timing)
+        second.pop(timing)
+    assert first == second
+
+
+def test_the_report_is_the_single_process_report_on_the_examples():
+    paths = [str(EXAMPLES / name) for name in ("rollouts.jsonl", "damaged_rollouts.jsonl", "rollout-7-0.jsonl")]
+    same(distributed.validate_dataset(paths).to_dict(), check_files(paths).to_dict())
+
+
+def test_the_report_is_the_single_process_report_on_a_corpus_cut_into_shares(corpus: Path):
+    paths = [str(corpus), str(EXAMPLES / "damaged_rollouts.jsonl")]
+    on_ray = distributed.validate_dataset(paths, block_bytes=SMALL_BLOCKS, per_record=True)
+    here = check_files(paths, per_record=True)
+    assert here.damaged_lines == 1
+    assert here.invalid_records > 0
+    same(on_ray.to_dict(), here.to_dict())
+    # Every diagnostic keeps its file and line, and the per-record verdicts a JUnit report needs agree.
+    assert on_ray.flagged == here.flagged
+
+
+def test_diagnostics_kept_under_a_cap_are_the_first_ones_as_in_one_process(corpus: Path):
+    on_ray = distributed.validate_dataset([str(corpus)], max_diagnostics=3, block_bytes=SMALL_BLOCKS)
+    here = check_files([str(corpus)], max_diagnostics=3)
+    assert on_ray.diagnostics == here.diagnostics
+    assert on_ray.by_code == here.by_code
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".zst"])
+def test_a_compressed_file_is_one_share_and_gives_the_same_report(tmp_path: Path, corpus: Path, suffix: str):
+    data = corpus.read_bytes()
+    packed = gzip.compress(data, mtime=0) if suffix == ".gz" else zstandard.ZstdCompressor().compress(data)
+    path = tmp_path / f"corpus.jsonl{suffix}"
+    path.write_bytes(packed)
+    same(
+        distributed.validate_dataset([str(path)], block_bytes=SMALL_BLOCKS).to_dict(),
+        check_files([str(path)]).to_dict(),
+    )
+
+
+def test_a_directory_or_a_glob_names_its_rollout_files_in_order(tmp_path: Path):
+    for name in ("b.jsonl", "a.jsonl"):
+        (tmp_path / name).write_bytes((EXAMPLES / "rollouts.jsonl").read_bytes())
+    (tmp_path / "notes.txt").write_text("not a rollout file")
+    expected = check_files([str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")]).to_dict()
+    for named in (str(tmp_path), str(tmp_path / "*.jsonl"), f"file://{tmp_path}"):
+        report = distributed.validate_dataset([named]).to_dict()
+        if named.startswith("file://"):
+            report["inputs"] = [name.removeprefix("file://") for name in report["inputs"]]
+        same(report, dict(expected))
+
+
+def test_an_input_that_names_nothing_is_input_unreadable(tmp_path: Path):
+    with pytest.raises(InputUnreadable, match="no-such"):
+        distributed.validate_dataset([str(tmp_path / "no-such.jsonl")])
+
+
+def test_coverage_is_the_matrix_of_one_process_with_the_damaged_lines_in_place(corpus: Path):
+    on_ray = distributed.coverage_dataset([str(corpus)], block_bytes=SMALL_BLOCKS)
+    here = CoverageRun()
+    with _sources.open_source(str(corpus)) as source:
+        here.merge(rate_source(source, json_document=False))
+    assert on_ray.matrix.to_dict() == here.matrix.to_dict()
+    assert on_ray.matrix.reasons == here.matrix.reasons
+    assert [(d.source, d.line, d.code) for d in on_ray.damaged] == [(str(corpus), 8, "json_invalid")]
+    assert on_ray.damaged == here.damaged
+    assert on_ray.other_records == here.other_records == 0
+
+
+def test_project_writes_shards_that_read_in_order_as_the_single_process_output(tmp_path: Path):
+    rollouts = tmp_path / "rollouts.jsonl"
+    rollouts.write_bytes((EXAMPLES / "rollout-7-0.jsonl").read_bytes() * 40)
+    capture = str(EXAMPLES / "capture")
+    here = subprocess.run(
+        [sys.executable, "-m", "gym_contract", "project", str(rollouts), "--capture-dir", capture],
+        capture_output=True,
+        check=True,
+    )
+    run, shards = distributed.project_dataset(
+        [str(rollouts)], str(tmp_path / "out"), [capture], block_bytes=len(rollouts.read_bytes()) // 5
+    )
+    assert len(shards) >= 5
+    assert b"".join(Path(shard).read_bytes() for shard in shards) == here.stdout
+    assert run.summary() == json.loads(here.stderr)
+
+
+def test_the_commands_take_engine_ray_and_print_what_they_print_locally(tmp_path: Path, corpus: Path):
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "gym_contract", *args], capture_output=True, text=True, check=False
+        )
+
+    local = run("validate", str(corpus), "--format", "json")
+    remote = run("validate", str(corpus), "--format", "json", "--engine", "ray")
+    assert remote.returncode == local.returncode == 1
+    same(json.loads(remote.stdout), json.loads(local.stdout))
+    coverage_local = run("coverage", str(corpus), "--format", "json")
+    coverage_remote = run("coverage", str(corpus), "--format", "json", "--engine", "ray")
+    assert coverage_remote.returncode == 0
+    assert json.loads(coverage_remote.stdout) == json.loads(coverage_local.stdout)
+    assert "Traceback" not in remote.stderr + coverage_remote.stderr
+    missing = run("validate", str(tmp_path / "gone.jsonl"), "--engine", "ray")
+    assert missing.returncode == 2
+    assert missing.stderr.strip().splitlines()[-1].startswith("gym-contract: cannot open")
+
+
+def test_without_ray_the_engine_fails_in_one_line_naming_the_extra():
+    # Ray made unimportable, as in an installation without the extra.
+    program = "import sys; sys.modules['ray'] = None; from gym_contract.cli import main; sys.exit(main(sys.argv[1:]))"
+    for command in (["validate"], ["coverage"]):
+        result = subprocess.run(
+            [sys.executable, "-c", program, *command, str(EXAMPLES / "rollouts.jsonl"), "--engine", "ray"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert result.returncode == 2
+        assert result.stderr == 'gym-contract: Ray is not installed: pip install "gym-contract[ray]"\n'
