@@ -69,7 +69,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--passes", type=int, default=5, help="passes per measurement; the median is reported")
     parser.add_argument("--sample", type=int, default=20, help="records the slow peers (jsonschema) are timed on")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    parser.add_argument(
+        "--engine",
+        choices=("local", "ray"),
+        default="local",
+        help="ray: one process against the Ray engine on the same corpus, instead of the peers",
+    )
+    parser.add_argument("--workers", type=int, default=2, help="with --engine ray: CPUs of the local cluster")
+    parser.add_argument("--address", help="with --engine ray: a running cluster to use instead of a local one")
+    parser.add_argument("--block-mb", type=float, default=64, help="with --engine ray: size of a share of the corpus")
     args = parser.parse_args(argv)
+    if args.engine == "ray":
+        return bench_ray(args)
 
     with tempfile.TemporaryDirectory() as tmp:
         corpus = args.corpus
@@ -170,6 +181,61 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({"mb_per_s": figures, "ratios": ratios}, indent=2))
     return 0
+
+
+def bench_ray(args: argparse.Namespace) -> int:
+    """One process against Ray Data tasks on the same corpus, pass by pass in turn; start-up apart."""
+    from gym_contract.distributed import validate_dataset
+
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = args.corpus
+        if corpus is None:
+            corpus = Path(tmp) / "corpus.jsonl"
+            make = [sys.executable, str(ROOT / "tools" / "make_corpus.py"), str(corpus)]
+            subprocess.run(
+                [*make, "--records", str(args.records), "--seed", "7"], check=True, stdout=subprocess.DEVNULL
+            )
+        if not corpus.is_file():
+            print(f"bench_validate: cannot read {corpus}", file=sys.stderr)
+            return 2
+        import ray
+
+        started = time.perf_counter()
+        ray.init(address=args.address, num_cpus=None if args.address else args.workers, include_dashboard=False)
+        start_up = time.perf_counter() - started
+        workers = int(ray.cluster_resources().get("CPU", 0))
+        block = int(args.block_mb * 1e6)
+        megabytes = corpus.stat().st_size / 1e6
+        first = time.perf_counter()
+        on_ray = validate_dataset([str(corpus)], block_bytes=block)
+        first_job = time.perf_counter() - first
+        here = check_files([str(corpus)])
+        same = {**on_ray.to_dict(), "seconds": 0, "mb_per_s": 0} == {**here.to_dict(), "seconds": 0, "mb_per_s": 0}
+        local_times, ray_times = [], []
+        for _ in range(args.passes):  # in turn, so that a noisy neighbour weighs on both alike
+            local_times.append(median_seconds(lambda: check_files([str(corpus)]), 1))
+            ray_times.append(median_seconds(lambda: validate_dataset([str(corpus)], block_bytes=block), 1))
+        ray.shutdown()
+    local_rate = megabytes / statistics.median(local_times)
+    ray_rate = megabytes / statistics.median(ray_times)
+    figures = {
+        "corpus MB": megabytes,
+        "workers": workers,
+        "shares": -(-int(megabytes * 1e6) // block),
+        "one process MB/s": local_rate,
+        "Ray MB/s": ray_rate,
+        "Ray vs one process": ray_rate / local_rate,
+        "Ray MB/s per worker": ray_rate / max(workers, 1),
+        "cluster start-up s": start_up,
+        "first job s (workers warming up)": first_job,
+        "reports identical": same,
+    }
+    print(f"corpus: {megabytes:.1f} MB; {workers} Ray workers; median of {args.passes} passes, taken in turn")
+    for name, value in figures.items():
+        print(f"  {name:<34} {value:9.2f}" if isinstance(value, float) else f"  {name:<34} {value}")
+    if args.json:
+        print(json.dumps(figures, indent=2))
+    return 0 if same else 1
 
 
 if __name__ == "__main__":

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 import zstandard
 
+from gym_contract.checking import check_files
 from gym_contract.coverage._rating import CoverageRun, rate_source
 from gym_contract.reading import _sources
-from gym_contract.checking import check_files
 from gym_contract.validation._checking import InputUnreadable
 from tests.support import REPO
 
