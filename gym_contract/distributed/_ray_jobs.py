@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import pickle
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -19,13 +20,16 @@ class RayUnavailable(ImportError):  # noqa: N818 - names what is missing, as Inp
 
 
 def connect(address: str | None = None) -> None:
-    """Join the Ray cluster at ``address`` (e.g. `auto`, `ray://head:10001`), or start one on this machine.
+    """Join the Ray cluster at ``address`` (`auto`: this node's; `ray://head:10001`), or start one here.
 
-    A cluster this process already joined is kept, whatever ``address`` says.
+    Without ``address``, `RAY_ADDRESS` decides, as for any Ray program (a job submitted to a
+    cluster has it set); without either, a new cluster is started on this machine, never one that
+    a stale record of an earlier cluster points to. A cluster this process already joined is kept.
     """
     ray = require_ray()
     if ray.is_initialized():
         return
+    address = address or os.environ.get("RAY_ADDRESS") or "local"
     try:
         ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
     except (ConnectionError, RuntimeError, ValueError) as error:

@@ -30,7 +30,8 @@ SMALL_BLOCKS = 64 * 1024
 @pytest.fixture(scope="module", autouse=True)
 def cluster() -> Any:
     """One local cluster of 2 CPUs for the module, as CI has."""
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.shutdown()  # a cluster that an earlier test of this process left running
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
 

@@ -23,6 +23,7 @@ def cluster() -> Any:
     nodes = cluster_utils.Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
     workers = [nodes.add_node(num_cpus=1) for _ in range(2)]
     nodes.wait_for_nodes()
+    ray.shutdown()  # a cluster that an earlier test of this process left running
     ray.init(address=nodes.address, log_to_driver=False)
     yield nodes, workers
     ray.shutdown()
@@ -39,9 +40,11 @@ def test_a_worker_node_killed_mid_job_leaves_the_report_as_it_would_be(cluster: 
         capture_output=True,
     )  # fmt: skip
     killed: list[Any] = []
+    left_when_killed: list[int] = []
 
     def kill_a_node_after_the_first_share(done: int, total: int | None) -> None:
         if not killed:
+            left_when_killed.append((total or 0) - done)
             # Without grace, as a lost machine goes; a fresh node joins so that the job keeps two.
             killed.append(workers[0])
             nodes.remove_node(workers[0], allow_graceful=False)
@@ -51,6 +54,7 @@ def test_a_worker_node_killed_mid_job_leaves_the_report_as_it_would_be(cluster: 
         [str(corpus)], block_bytes=48 * 1024, per_record=True, progress=kill_a_node_after_the_first_share
     )
     assert killed, "the job ended before a node could be lost"
+    assert left_when_killed[0] > 1_000_000, "most of the corpus was still to check when the node went"
     here = check_files([str(corpus)], per_record=True)
     assert report.invalid_records > 0
     assert {**report.to_dict(), "seconds": 0, "mb_per_s": 0} == {**here.to_dict(), "seconds": 0, "mb_per_s": 0}
