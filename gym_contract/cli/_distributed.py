@@ -53,7 +53,12 @@ def project_on_ray(args: argparse.Namespace) -> int:
     try:
         with progress_bar(True, "projecting") as progress:
             run, shards = project_dataset(
-                [args.rollouts], args.output, args.capture_dir, address=args.address, progress=progress
+                [args.rollouts],
+                args.output,
+                args.capture_dir,
+                address=args.address,
+                progress=progress,
+                parquet=args.parquet,
             )
     except (InputUnreadable, RayUnavailable) as error:
         return usage_error(str(error))

@@ -61,6 +61,8 @@ def _join(args: argparse.Namespace) -> int:
 
 
 def _project(args: argparse.Namespace) -> int:
+    if args.parquet and args.engine != "ray":
+        return usage_error("--parquet goes with --engine ray, which writes a directory of shards")
     if args.engine == "ray":
         from gym_contract.cli._distributed import project_on_ray
 

@@ -104,6 +104,11 @@ def register_evidence(commands: Any) -> None:
         metavar="OUT.jsonl",
         help="where to write the records (default stdout); with --engine ray, a directory for part-NNNNN.jsonl shards",
     )
+    projector.add_argument(
+        "--parquet",
+        action="store_true",
+        help="with --engine ray: also write the records as Parquet under OUT/parquet/ (column rollout: the JSON text)",
+    )
     engine_arguments(projector)
     projector.set_defaults(handler=_deferred("gym_contract.cli._evidence", "_project"))
 

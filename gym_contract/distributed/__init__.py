@@ -21,8 +21,9 @@ from typing import Any
 
 from gym_contract.coverage import GroupBy
 from gym_contract.coverage._rating import CoverageRun, rate_source
+from gym_contract.distributed import _rows
 from gym_contract.distributed._inputs import DEFAULT_BLOCK_BYTES, Share, expand, open_share, shares
-from gym_contract.distributed._ray_jobs import RayUnavailable, connect, run_shares
+from gym_contract.distributed._ray_jobs import RayUnavailable, connect, data_context, run_shares
 from gym_contract.evidence._projecting import ProjectionRun, project_source
 from gym_contract.reading import _records
 from gym_contract.validation._checking import DEFAULT_MAX_LINE_BYTES, InputUnreadable, _joined, _Options
@@ -43,7 +44,7 @@ Progress = Callable[[int, int | None], None]
 
 
 def validate_dataset(
-    inputs: str | Sequence[str],
+    inputs: str | Sequence[str] | Any,
     kind: str | None = None,
     *,
     max_diagnostics: int = 1000,
@@ -56,11 +57,21 @@ def validate_dataset(
 ) -> Report:
     """The `Report` that `check_files` gives on the same files, computed on a Ray cluster.
 
+    ``inputs`` may also be a `ray.data.Dataset` of lines: a `text` column holding one JSONL line
+    per row (str or bytes) and, to locate its diagnostics, `path` and `line` columns (e.g. from
+    `ray.data.read_text(..., include_paths=True)`, which gives no line numbers). Its rows are
+    checked in the dataset's order; diagnostics carry no record index.
+
     Raises `InputUnreadable` when an input names nothing or cannot be opened, and `RayUnavailable`
     without Ray or its cluster.
     """
     started = time.perf_counter()
     options = _Options(kind, max_diagnostics, max_line_bytes, time.time() if now is None else now, True, per_record)
+    if _rows.is_dataset(inputs):
+        connect(address)
+        report = _rows.check_rows(inputs, options)
+        report.seconds = time.perf_counter() - started
+        return report
     report = options.report()
     for file, parts in _by_file(inputs, block_bytes, address, partial(_check_share, options), progress):
         report.merge(_joined(file.name, parts, options))
@@ -69,14 +80,20 @@ def validate_dataset(
 
 
 def coverage_dataset(
-    inputs: str | Sequence[str],
+    inputs: str | Sequence[str] | Any,
     *,
     by: GroupBy = "source",
     block_bytes: int = DEFAULT_BLOCK_BYTES,
     address: str | None = None,
     progress: Progress | None = None,
 ) -> CoverageRun:
-    """The coverage matrix of `gym-contract coverage` on the same files, with their damaged lines, on Ray."""
+    """The coverage matrix of `gym-contract coverage` on the same files, with their damaged lines, on Ray.
+
+    ``inputs`` may also be a `ray.data.Dataset` of lines, as for `validate_dataset`.
+    """
+    if _rows.is_dataset(inputs):
+        connect(address)
+        return _rows.rate_rows(inputs, by)
     run = CoverageRun()
     for _file, parts in _by_file(inputs, block_bytes, address, partial(_rate_share, by), progress):
         for part in _shifted(parts):
@@ -92,13 +109,17 @@ def project_dataset(
     block_bytes: int = DEFAULT_BLOCK_BYTES,
     address: str | None = None,
     progress: Progress | None = None,
+    parquet: bool = False,
 ) -> tuple[ProjectionRun, list[str]]:
     """Project every rollout, as `gym-contract project` does, into JSONL shards under ``output``.
 
     ``output`` is a directory (local, or a URI a pyarrow filesystem writes); share N of the inputs is
     written to `part-NNNNN.jsonl` in it, so that reading the shards in name order gives the records
     in input order. Capture directories must be readable from every worker (a shared filesystem).
-    Returns the merged run (rollouts, damaged lines, failures, gaps) and the shard paths.
+    With ``parquet``, Ray Data also writes the records as Parquet files under `output/parquet/`,
+    one row per record and its JSON text in the column `rollout` (the nesting of rollouts varies
+    too much for columns of their own). Returns the merged run (rollouts, damaged lines, failures,
+    gaps) and the shard paths.
     """
     _make_directory(output)
     numbered: dict[int, str] = {}
@@ -108,7 +129,18 @@ def project_dataset(
         for part in _shifted([part for part, _shard in parts]):
             run.merge(part)
         numbered.update((len(numbered), shard) for _part, shard in parts)
-    return run, [numbered[number] for number in sorted(numbered)]
+    written = [numbered[number] for number in sorted(numbered)]
+    if parquet and written:
+        _as_parquet(written, f"{output.rstrip('/')}/parquet")
+    return run, written
+
+
+def _as_parquet(shards: list[str], directory: str) -> None:
+    import ray.data
+
+    with data_context(show_progress=False, ordered=True):
+        lines = ray.data.read_text(shards).rename_columns({"text": "rollout"})
+        lines.write_parquet(directory)
 
 
 # ------------------------------------------------------------------------------------------ driver

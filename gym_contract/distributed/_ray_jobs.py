@@ -46,7 +46,7 @@ def require_ray() -> Any:
 
 
 @contextmanager
-def _data_context(show_progress: bool) -> Iterator[Any]:
+def data_context(show_progress: bool, *, ordered: bool = False) -> Iterator[Any]:
     """Ray Data's settings for one job, put back as they were after it."""
     from ray.data import DataContext
 
@@ -60,7 +60,7 @@ def _data_context(show_progress: bool) -> Iterator[Any]:
     # finished shares back behind a slow one. The job has one operator, so reserving resources for
     # the others leaves cores idle: on 2 cores the two settings together took the job from 1.2x to
     # 1.7x one process (tools/bench_validate.py --engine ray).
-    context.execution_options.preserve_order = False
+    context.execution_options.preserve_order = ordered
     context.op_resource_reservation_enabled = False
     context.enable_progress_bars = show_progress
     data_logger = logging.getLogger("ray.data")
@@ -93,7 +93,7 @@ def run_shares(
     if not shares:
         return
     ray = require_ray()
-    with _data_context(show_progress):
+    with data_context(show_progress):
         rows = [{"number": number, "share": pickle.dumps(share)} for number, share in enumerate(shares)]
         dataset = ray.data.from_items(rows, override_num_blocks=len(rows))
         waiting: dict[int, Any] = {}

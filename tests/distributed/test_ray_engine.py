@@ -6,6 +6,7 @@ import gzip
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -134,11 +135,18 @@ def test_project_writes_shards_that_read_in_order_as_the_single_process_output(t
         check=True,
     )
     run, shards = distributed.project_dataset(
-        [str(rollouts)], str(tmp_path / "out"), [capture], block_bytes=len(rollouts.read_bytes()) // 5
+        [str(rollouts)], str(tmp_path / "out"), [capture], block_bytes=len(rollouts.read_bytes()) // 5, parquet=True
     )
     assert len(shards) >= 5
     assert b"".join(Path(shard).read_bytes() for shard in shards) == here.stdout
     assert run.summary() == json.loads(here.stderr)
+    import pyarrow.parquet
+
+    table = pyarrow.parquet.read_table(tmp_path / "out" / "parquet")
+    assert table.column_names == ["rollout"]
+    assert [json.loads(text) for text in table.column("rollout").to_pylist()] == [
+        json.loads(line) for line in here.stdout.splitlines()
+    ]
 
 
 def test_the_commands_take_engine_ray_and_print_what_they_print_locally(tmp_path: Path, corpus: Path):
@@ -156,6 +164,10 @@ def test_the_commands_take_engine_ray_and_print_what_they_print_locally(tmp_path
     assert coverage_remote.returncode == 0
     assert json.loads(coverage_remote.stdout) == json.loads(coverage_local.stdout)
     assert "Traceback" not in remote.stderr + coverage_remote.stderr
+    for wrong in (["--engine", "ray"], ["--parquet"]):  # shards need a directory; Parquet needs the shards
+        refused = run("project", str(EXAMPLES / "rollout-7-0.jsonl"), *wrong)
+        assert refused.returncode == 2
+        assert len(refused.stderr.splitlines()) == 1
     missing = run("validate", str(tmp_path / "gone.jsonl"), "--engine", "ray")
     assert missing.returncode == 2
     assert missing.stderr.strip().splitlines()[-1].startswith("gym-contract: cannot open")
@@ -173,3 +185,24 @@ def test_without_ray_the_engine_fails_in_one_line_naming_the_extra():
         )
         assert result.returncode == 2
         assert result.stderr == 'gym-contract: Ray is not installed: pip install "gym-contract[ray]"\n'
+
+
+def test_a_dataset_of_lines_gives_the_counts_and_the_located_diagnostics_of_its_file(corpus: Path):
+    lines = corpus.read_bytes().splitlines()
+    rows = [{"text": line.decode(), "path": str(corpus), "line": number} for number, line in enumerate(lines, 1)]
+    dataset = ray.data.from_items(rows, override_num_blocks=4)
+    on_ray = distributed.validate_dataset(dataset)
+    here = check_files([str(corpus)])
+    for name in ("records", "invalid_records", "damaged_lines", "blank_lines", "lines", "by_code", "gaps"):
+        assert getattr(on_ray, name) == getattr(here, name), name
+    assert on_ray.coverage.to_dict() == here.coverage.to_dict()
+    # A row is located by its columns; a dataset has no record index to give.
+    assert on_ray.diagnostics == [replace(d, record=None) for d in here.diagnostics]
+    rated = distributed.coverage_dataset(ray.data.read_text(str(corpus), include_paths=True))
+    assert rated.matrix.to_dict() == here.coverage.to_dict()
+    assert [(d.code, d.line) for d in rated.damaged] == [("json_invalid", None)]
+
+
+def test_a_dataset_without_a_text_column_is_refused_with_the_columns_it_has():
+    with pytest.raises(ValueError, match="'text' column"):
+        distributed.validate_dataset(ray.data.from_items([{"line": 1}]))
