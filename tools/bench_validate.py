@@ -35,6 +35,16 @@ MODELS = {
 }
 
 
+def corpus_of(args: argparse.Namespace, tmp: Path) -> Path:
+    """The corpus named on the command line, or one made in ``tmp`` with `--records` records."""
+    if args.corpus is not None:
+        return Path(args.corpus)
+    corpus = tmp / "corpus.jsonl"
+    make = [sys.executable, str(ROOT / "tools" / "make_corpus.py"), str(corpus)]
+    subprocess.run([*make, "--records", str(args.records), "--seed", "7"], check=True, stdout=subprocess.DEVNULL)
+    return corpus
+
+
 def median_seconds(run: Callable[[], object], passes: int) -> float:
     """Median wall time of several passes; the machine is shared, so one pass proves nothing."""
     times = []
@@ -83,13 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         return bench_ray(args)
 
     with tempfile.TemporaryDirectory() as tmp:
-        corpus = args.corpus
-        if corpus is None:
-            corpus = Path(tmp) / "corpus.jsonl"
-            make = [sys.executable, str(ROOT / "tools" / "make_corpus.py"), str(corpus)]
-            subprocess.run(
-                [*make, "--records", str(args.records), "--seed", "7"], check=True, stdout=subprocess.DEVNULL
-            )
+        corpus = corpus_of(args, Path(tmp))
         try:
             lines = [line for line in corpus.read_bytes().splitlines() if line.strip()]
         except OSError as error:
@@ -188,13 +192,7 @@ def bench_ray(args: argparse.Namespace) -> int:
     from gym_contract.distributed import validate_dataset
 
     with tempfile.TemporaryDirectory() as tmp:
-        corpus = args.corpus
-        if corpus is None:
-            corpus = Path(tmp) / "corpus.jsonl"
-            make = [sys.executable, str(ROOT / "tools" / "make_corpus.py"), str(corpus)]
-            subprocess.run(
-                [*make, "--records", str(args.records), "--seed", "7"], check=True, stdout=subprocess.DEVNULL
-            )
+        corpus = corpus_of(args, Path(tmp))
         if not corpus.is_file():
             print(f"bench_validate: cannot read {corpus}", file=sys.stderr)
             return 2

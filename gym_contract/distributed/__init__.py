@@ -14,7 +14,7 @@ Needs the `ray` extra: ``pip install "gym-contract[ray]"``; without it every fun
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -26,7 +26,7 @@ from gym_contract.distributed._inputs import DEFAULT_BLOCK_BYTES, Share, expand,
 from gym_contract.distributed._ray_jobs import RayUnavailable, connect, data_context, run_shares
 from gym_contract.evidence._projecting import ProjectionRun, project_source
 from gym_contract.reading import _records
-from gym_contract.validation._checking import DEFAULT_MAX_LINE_BYTES, InputUnreadable, _joined, _Options
+from gym_contract.validation._checking import DEFAULT_MAX_LINE_BYTES, InputUnreadable, SharePlace, _Options
 from gym_contract.validation._checking import _check_open_source as _check_source
 from gym_contract.validation._report import Report
 
@@ -73,8 +73,12 @@ def validate_dataset(
         report.seconds = time.perf_counter() - started
         return report
     report = options.report()
-    for file, parts in _by_file(inputs, block_bytes, address, partial(_check_share, options), progress):
-        report.merge(_joined(file.name, parts, options))
+    place = SharePlace()
+    for first, part in _in_order(inputs, block_bytes, address, partial(_check_share, options), progress):
+        place = SharePlace() if first else place
+        # Diagnostics past those the report keeps would only be shifted to be dropped.
+        del part.diagnostics[max(options.max_diagnostics - len(report.diagnostics), 0) :]
+        report.merge(place.shift(part))
     report.seconds = time.perf_counter() - started
     return report
 
@@ -95,9 +99,11 @@ def coverage_dataset(
         connect(address)
         return _rows.rate_rows(inputs, by)
     run = CoverageRun()
-    for _file, parts in _by_file(inputs, block_bytes, address, partial(_rate_share, by), progress):
-        for part in _shifted(parts):
-            run.merge(part)
+    first_line = 0
+    for first, part in _in_order(inputs, block_bytes, address, partial(_rate_share, by), progress):
+        first_line = 0 if first else first_line
+        run.merge(_shifted(part, first_line))
+        first_line += part.lines
     return run
 
 
@@ -122,14 +128,15 @@ def project_dataset(
     gaps) and the shard paths.
     """
     _make_directory(output)
-    numbered: dict[int, str] = {}
+    written: list[str] = []
     task = partial(_project_share, output, tuple(capture_dirs))
     run = ProjectionRun()
-    for _file, parts in _by_file(inputs, block_bytes, address, task, progress):
-        for part in _shifted([part for part, _shard in parts]):
-            run.merge(part)
-        numbered.update((len(numbered), shard) for _part, shard in parts)
-    written = [numbered[number] for number in sorted(numbered)]
+    first_line = 0
+    for first, (part, shard) in _in_order(inputs, block_bytes, address, task, progress):
+        first_line = 0 if first else first_line
+        run.merge(_shifted(part, first_line))
+        first_line += part.lines
+        written.append(shard)
     if parquet and written:
         _as_parquet(written, f"{output.rstrip('/')}/parquet")
     return run, written
@@ -146,39 +153,29 @@ def _as_parquet(shards: list[str], directory: str) -> None:
 # ------------------------------------------------------------------------------------------ driver
 
 
-def _by_file(
+def _in_order(
     inputs: str | Sequence[str],
     block_bytes: int,
     address: str | None,
     task: Callable[[Share], Any],
     progress: Progress | None,
-) -> Any:
-    """Per input file, in order: the results of its shares, in order, once all of them are in."""
+) -> Iterator[tuple[bool, Any]]:
+    """The result of every share in input order, each with whether it is the first share of its file."""
     paths = [inputs] if isinstance(inputs, str) else list(inputs)
     connect(address)
     files = expand(paths)
-    cut = [(number, share) for number, file in enumerate(files) for share in shares(file, block_bytes)]
-    plan = [(number, replace(share, number=position)) for position, (number, share) in enumerate(cut)]
-    numbers = {share.number: number for number, share in plan}
+    plan = [share for file in files for share in shares(file, block_bytes)]
+    plan = [replace(share, number=position) for position, share in enumerate(plan)]
     sizes = [file.size for file in files]
     total = None if None in sizes else sum(size or 0 for size in sizes)
     done = 0
-    current: int | None = None
-    parts: list[Any] = []
-    for share, result in run_shares([share for _, share in plan], _Guarded(task)):
+    for share, result in run_shares(plan, _Guarded(task)):
         if isinstance(result, InputUnreadable):
             raise result
-        number = numbers[share.number]
-        if current is not None and number != current:
-            yield files[current], parts
-            parts = []
-        current = number
-        parts.append(result)
+        yield share.start == 0, result
         done += _length(share)
         if progress is not None:
             progress(done, total)
-    if current is not None:
-        yield files[current], parts
 
 
 def _length(share: Share) -> int:
@@ -200,13 +197,11 @@ class _Guarded:
             return error
 
 
-def _shifted(parts: list[Any]) -> list[Any]:
-    """The parts of one file with the line numbers of their damaged lines counted from the file's start."""
-    first_line = 0
-    for part in parts:
+def _shifted(part: Any, first_line: int) -> Any:
+    """A share's run with the line numbers of its damaged lines counted from its file's start."""
+    if first_line:
         part.damaged = [d if d.line is None else replace(d, line=d.line + first_line) for d in part.damaged]
-        first_line += part.lines
-    return parts
+    return part
 
 
 # ------------------------------------------------------------------------------------------ tasks

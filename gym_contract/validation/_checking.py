@@ -312,27 +312,39 @@ def _joined(path: str, parts: list[Report], options: _Options) -> Report:
     if len(parts) == 1:
         return parts[0]
     report = options.report()
-    first_line = 0
-    first_record = 0
+    place = SharePlace()
     for part in parts:
-        # Workers number lines and records from the start of their share; shift them into place.
-        part.diagnostics = [
-            replace(
-                d,
-                line=None if d.line is None else d.line + first_line,
-                record=None if d.record is None else d.record + first_record,
-            )
-            for d in part.diagnostics
-        ]
-        part.flagged = {
-            (name, item + first_record): (worst, None if line is None else line + first_line, damaged)
-            for (name, item), (worst, line, damaged) in part.flagged.items()
-        }
-        report.merge(part)
-        first_line += part.lines
-        first_record += part.records + part.damaged_lines
+        report.merge(place.shift(part))
     report.inputs = [path]
     return report
+
+
+class SharePlace:
+    """Where the next share of an input starts: workers number lines and records from their share's start."""
+
+    def __init__(self) -> None:
+        self.first_line = 0
+        self.first_record = 0
+
+    def shift(self, part: Report) -> Report:
+        """``part``, the next share's report, with its line and record numbers counted from the input's start."""
+        first_line, first_record = self.first_line, self.first_record
+        if first_line or first_record:
+            part.diagnostics = [
+                replace(
+                    d,
+                    line=None if d.line is None else d.line + first_line,
+                    record=None if d.record is None else d.record + first_record,
+                )
+                for d in part.diagnostics
+            ]
+            part.flagged = {
+                (name, item + first_record): (worst, None if line is None else line + first_line, damaged)
+                for (name, item), (worst, line, damaged) in part.flagged.items()
+            }
+        self.first_line += part.lines
+        self.first_record += part.records + part.damaged_lines
+        return part
 
 
 def _check_share(task: tuple[str, int, int | None, _Options]) -> Report:

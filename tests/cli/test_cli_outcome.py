@@ -244,19 +244,16 @@ def test_the_example_opencode_events_are_a_retryable_transport_error_that_the_ex
         "APIError",
     )
     policy = str(REPO_EXAMPLES / "policy.json")
-    decided = subprocess.run(
-        [sys.executable, "-m", "gym_contract", "decide", "--policy", policy, "--attempt", "2", "-"],
-        input=result.stdout,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert json.loads(decided.stdout)["action"] == "retry"
-    third = subprocess.run(
-        [sys.executable, "-m", "gym_contract", "decide", "--policy", policy, "--attempt", "3", "-"],
-        input=result.stdout,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert json.loads(third.stdout)["action"] != "retry"
+
+    def action_at(attempt: int) -> str:
+        decided = subprocess.run(
+            [sys.executable, "-m", "gym_contract", "decide", "--policy", policy, "--attempt", str(attempt), "-"],
+            input=result.stdout,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return str(json.loads(decided.stdout)["action"])
+
+    assert action_at(2) == "retry"
+    assert action_at(3) != "retry"
