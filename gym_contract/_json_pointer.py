@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 
 def pointer(*parts: object) -> str:
@@ -15,4 +15,4 @@ def resolve(document: dict[str, Any], pointer: str) -> dict[str, Any]:
     node: Any = document
     for token in filter(None, pointer.split("/")):
         node = node[token.replace("~1", "/").replace("~0", "~")]
-    return node
+    return cast(dict[str, Any], node)

@@ -40,7 +40,7 @@ def _validate(args: argparse.Namespace) -> int:
                     max_diagnostics=args.max_diagnostics,
                     **({} if args.max_line_bytes is None else {"max_line_bytes": args.max_line_bytes}),
                     jobs=args.jobs,
-                    progress=progress,  # type: ignore[arg-type]
+                    progress=progress,
                     per_record=args.format == "junit",
                 )
     except unreadable as error:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from functools import partial
 from typing import Any, TextIO, cast
 
 from gym_contract.cli._common import EXIT_OK, print_json, say_damaged, usage_error
-from gym_contract.cli._render import coverage_table, progress_bar, wants_colour
+from gym_contract.cli._render import Progress, coverage_table, progress_bar, wants_colour
 from gym_contract.cli._tables import Table
 from gym_contract.cli._tables import render as render_table
 from gym_contract.coverage import CRITERIA, CoverageMatrix, GroupBy
@@ -85,17 +86,22 @@ def _rate_here(paths: list[str], by: GroupBy) -> CoverageRun:
     with progress_bar(True, "rating") as progress:
         for path, size in zip(paths, sizes, strict=True):
             with _sources.open_source(path) as source:
+                shown = None if progress is None else partial(_shown, progress, done, total)
                 run.merge(
                     rate_source(
                         source,
                         json_document=_records.is_json_document(path),
                         by=by,
                         on_damaged=say_damaged,
-                        progress=(lambda read, done=done: progress(done + read, total)) if progress else None,
+                        progress=shown,
                     )
                 )
                 done += size if size is not None else source.consumed()
     return run
+
+
+def _shown(progress: Progress, done: int, total: int | None, read: int) -> None:
+    progress(done + read, total)
 
 
 def _size(path: str) -> int | None:

@@ -154,7 +154,8 @@ def render_junit(report: Report, fail_on: Severity, out: TextIO) -> None:
     listed: dict[tuple[str | None, str, int | None], list[Diagnostic]] = defaultdict(list)
     for diagnostic in report.diagnostics:
         about = ("record", diagnostic.record) if diagnostic.record is not None else ("line", diagnostic.line)
-        listed[(diagnostic.source, *about)].append(diagnostic)
+        key = (diagnostic.source, *about)
+        listed[key].append(diagnostic)
     counts = _suite_counts(report, fail_on)
     suites = [(name, counts.get(name, (0, 0))) for name in report.items_by_input]
     failures = sum(failing for _, (failing, _) in suites)

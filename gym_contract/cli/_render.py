@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from itertools import groupby
 from typing import TextIO
@@ -14,6 +14,9 @@ from gym_contract.cli._tables import render as render_table
 from gym_contract.coverage import CRITERIA, CoverageMatrix
 from gym_contract.diagnostics import Diagnostic, Severity, docs_url
 from gym_contract.validation._report import Report
+
+Progress = Callable[[int, int | None], None]
+"""Told the bytes done so far and the total (None when unknown)."""
 
 _SEVERITY_MARK = {"error": "✗", "warning": "!", "info": "·"}
 # SGR codes: bold red, yellow, dim, bold green, cyan, bold.
@@ -129,7 +132,7 @@ def _diagnostics_by_record(diagnostics: list[Diagnostic], out: TextIO, paint: _P
 
 
 @contextmanager
-def progress_bar(enabled: bool, doing: str = "validating") -> Iterator[object | None]:
+def progress_bar(enabled: bool, doing: str = "validating") -> Iterator[Progress | None]:
     """A progress bar on stderr over bytes read, labelled with what is being done, only when stderr is a terminal."""
     if not enabled or not sys.stderr.isatty():
         yield None

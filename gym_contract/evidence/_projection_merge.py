@@ -17,6 +17,7 @@ from gym_contract._values import obj, text
 from gym_contract._vocabulary import CAPTURED_TOKEN_FIELDS, token_count
 from gym_contract.models import (
     AgentInvocation,
+    FunctionCallOutput,
     ObservationGap,
     ToolCallObservation,
     TrajectoryModelCall,
@@ -132,7 +133,7 @@ def merge_tools(
         (invocation.invocation_id, item.call_id): item.output
         for invocation in invocations
         for item in invocation.conversation
-        if getattr(item, "type", None) == "function_call_output"
+        if isinstance(item, FunctionCallOutput)
     }
     merged = list(tools)
     # A dict keeps the last position of a repeated key: the reference overlays the last duplicate.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from pydantic import BaseModel
 
@@ -28,7 +28,7 @@ ROLLOUT_ID_KEY = "_ng_rollout_id"
 """An explicit rollout id, used as it is instead of `<task>-<rollout>`."""
 
 
-def is_valid_rollout_id(value: object) -> bool:
+def is_valid_rollout_id(value: object) -> TypeGuard[str]:
     """Whether `value` is a string that matches `^[A-Za-z0-9][A-Za-z0-9._-]*$` (CONTRACT 4), safe on URL paths."""
     # fullmatch, not match with `$`: `$` also matches before a trailing newline.
     return isinstance(value, str) and ROLLOUT_ID_PATTERN.fullmatch(value) is not None

@@ -75,7 +75,7 @@ def canonical_json(value: object) -> str:
 _DEEP_ENOUGH = 2 * (MAX_DEPTH + 1)
 
 
-def _argument_value(arguments: str) -> object:
+def _argument_value(arguments: str) -> str | None:
     """The canonical JSON of argument text, or None when the text is not JSON as version 4 reads it.
 
     That is Python's `json.loads`: NaN and numbers beyond a double's range read, and then fail as

@@ -189,7 +189,7 @@ class Evidence:
                 if not item.strip():
                     continue
                 try:
-                    value = loads(item)
+                    value = loads(bytes(item) if isinstance(item, bytearray) else item)
                 except ValueError:  # not JSON, or (given as str) text that is not even UTF-8
                     damaged.append(index)
                     continue

@@ -39,11 +39,12 @@ class _Readable(Protocol):
 class _AsItArrives:
     """A buffered stream read with `read1`: at most one read of the underlying pipe per call."""
 
-    def __init__(self, buffer: io.BufferedIOBase) -> None:
+    def __init__(self, buffer: Any) -> None:  # anything with `read1`: stdin's buffer
         self._buffer = buffer
 
     def read(self, size: int) -> bytes:
-        return self._buffer.read1(size)
+        data: bytes = self._buffer.read1(size)
+        return data
 
 
 class _CountingReader:

@@ -75,6 +75,7 @@ class _Shortened:
     def _copy(self, value: Any, tree: dict[Any, Any]) -> Any:
         if _WHOLE in tree:
             return value  # a failure is here: everything below is explained as it is
+        copy: dict[Any, Any] | list[Any]
         if isinstance(value, dict):
             copy = {key: self._copy(child, tree.get(key, _SOUND)) for key, child in value.items()}
         elif isinstance(value, list):
@@ -95,8 +96,16 @@ class _Shortened:
         mapped: list[str | int] = []
         for segment in path:
             kept = self._kept_indexes.get(id(current)) if self.is_copy(current) else None
-            mapped.append(kept[segment] if kept is not None and isinstance(segment, int) else segment)
-            current = current[segment] if isinstance(current, (dict, list)) else None
+            if kept is not None and isinstance(segment, int):
+                mapped.append(kept[segment])
+            else:
+                mapped.append(segment)
+            if isinstance(current, dict):
+                current = current.get(segment)
+            elif isinstance(current, list) and isinstance(segment, int):
+                current = current[segment]
+            else:
+                current = None
         return tuple(mapped)
 
 
@@ -130,14 +139,14 @@ def _most_relevant(error: ValidationError) -> ValidationError:
     if not error.context:
         return error
     instance = error.instance
-    by_branch: dict[int, list[ValidationError]] = {}
+    by_branch: dict[int | str, list[ValidationError]] = {}
     for sub in error.context:
         by_branch.setdefault(sub.schema_path[0] if sub.schema_path else -1, []).append(sub)
     if isinstance(instance, dict):
         for branch_errors in by_branch.values():
             mismatched_tag = any(
                 sub.validator == "const"
-                and list(sub.relative_path) in ([key] for key in _BRANCH_KEYS if key in instance)
+                and list(sub.relative_path) in [[key] for key in _BRANCH_KEYS if key in instance]
                 for sub in branch_errors
             )
             if not mismatched_tag and any(key in instance for key in _BRANCH_KEYS):

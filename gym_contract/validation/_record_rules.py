@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from gym_contract._json_pointer import pointer
@@ -46,7 +46,7 @@ def bundle_rules(bundle: dict[str, Any], ctx: Context) -> Iterator[Diagnostic]:
     yield from gap_rules(bundle.get("gaps"), ("gaps",))
 
 
-def _invocation_ids(invocations: list[tuple[Path, dict[str, Any]]]) -> set[str]:
+def _invocation_ids(invocations: Sequence[tuple[Path, dict[str, Any]]]) -> set[str]:
     return {named for _, invocation in invocations if (named := text(invocation.get("invocation_id"))) is not None}
 
 

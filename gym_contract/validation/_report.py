@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from gym_contract._values import objects
+from gym_contract._values import obj, objects
 from gym_contract._vocabulary import (
     CAPTURE,
     CAPTURED_TOKEN_FIELDS,
@@ -25,7 +25,7 @@ be added within a version, none is removed or changes meaning."""
 
 __all__ = ["Report", "TokenTally"]
 
-_RANK = {severity: rank for rank, severity in enumerate(reversed(SEVERITIES))}
+_RANK: dict[str, int] = {severity: rank for rank, severity in enumerate(reversed(SEVERITIES))}
 
 
 @dataclass
@@ -131,7 +131,7 @@ class Report:
                 self.gaps[gap["code"]] += 1
         if kind == "trajectory":
             for call in objects(record.get("model_calls")):
-                stats = call.get("token_stats") if isinstance(call.get("token_stats"), dict) else {}
+                stats = obj(call.get("token_stats")) or {}
                 self.model_calls += 1
                 for name in TOKEN_FIELDS:
                     self.tokens[name].add(stats.get(name))

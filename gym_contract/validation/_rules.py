@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from gym_contract._json_pointer import pointer
@@ -42,7 +42,7 @@ def repeated(seen: dict[Any, Any], key: Any, where: Any) -> Any | None:
 # ------------------------------------------------------------------------------------------ pieces
 
 
-def invocation_rules(invocations: list[tuple[Path, dict[str, Any]]], ctx: Context) -> Iterator[Diagnostic]:
+def invocation_rules(invocations: Sequence[tuple[Path, dict[str, Any]]], ctx: Context) -> Iterator[Diagnostic]:
     """Unique ids, acyclic parent links, present parents, spawning tool calls that exist."""
     by_id: dict[str, tuple[Path, dict[str, Any]]] = {}
     for path, invocation in invocations:
@@ -109,7 +109,7 @@ def _function_call_ids(invocation: dict[str, Any]) -> set[str]:
     }
 
 
-def tool_rules(tools: list[tuple[Path, dict[str, Any]]], ctx: Context) -> Iterator[Diagnostic]:
+def tool_rules(tools: Sequence[tuple[Path, dict[str, Any]]], ctx: Context) -> Iterator[Diagnostic]:
     """Timing order and duration, and one record per (invocation_id, tool_call_id)."""
     seen: dict[tuple[str, str], Path] = {}
     for path, tool in tools:

@@ -122,7 +122,7 @@ def _all_present(attributes: Sequence[str]) -> Check:
     """Whether none of ``attributes`` is UNSET, in one call to C for any number of them."""
     if not attributes:
         return lambda instance: True
-    read = operator.attrgetter(*attributes)
+    read: Callable[[Any], Any] = operator.attrgetter(*attributes)
     if len(attributes) == 1:
         return lambda instance: read(instance) is not msgspec.UNSET
     return lambda instance: msgspec.UNSET not in read(instance)
@@ -132,7 +132,7 @@ def _all_absent(attributes: Sequence[str]) -> Check:
     """Whether all of ``attributes`` are UNSET, in one call to C for any number of them."""
     if not attributes:
         return lambda instance: True
-    read = operator.attrgetter(*attributes)
+    read: Callable[[Any], Any] = operator.attrgetter(*attributes)
     if len(attributes) == 1:
         return lambda instance: read(instance) is msgspec.UNSET
     absent = (msgspec.UNSET,) * len(attributes)
@@ -238,8 +238,8 @@ def conformer(kind: Any) -> Check:
         return lambda value: holds(value) and all(_meets(value, meta) for meta in metadata)
     if origin is list:
         item = typing.get_args(kind)[0]
-        if _classes(item) is not None:
-            allowed = _classes(item)
+        allowed = _classes(item)
+        if allowed is not None:
             return lambda value: type(value) is list and all(type(element) in allowed for element in value)
         each = conformer(item)
         return lambda value: type(value) is list and all(each(element) for element in value)

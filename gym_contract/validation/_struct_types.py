@@ -135,7 +135,7 @@ class _Compiler:
         if any(not (value is None or isinstance(value, str)) for value in kept):
             raise UnsupportedSchemaError(f"a constant that is not a string or null: {kept!r}")
         texts = [value for value in kept if value is not None]
-        members: list[Any] = [Literal[tuple(texts)]] if texts else []  # type: ignore[valid-type]
+        members: list[Any] = [Literal[tuple(texts)]] if texts else []
         if None in kept:
             members.append(None)
         if not members:
@@ -203,7 +203,7 @@ class _Compiler:
             attributes,
             namespace={"__post_init__": post_init(checks, title)} if checks else {},
             forbid=extra is False,
-            tag=(tag_field, tag) if tag is not None else None,
+            tag=(tag_field, tag) if tag_field is not None and tag is not None else None,
         )
 
     def _define(
@@ -319,7 +319,7 @@ def _widest(kinds: list[Any]) -> Any:
     literals = [m for m in members if typing.get_origin(m) is Literal]
     if len(literals) > 1:
         values = tuple(dict.fromkeys(v for literal in literals for v in typing.get_args(literal)))
-        members = [m for m in members if m not in literals] + [Literal[values]]  # type: ignore[valid-type]
+        members = [m for m in members if m not in literals] + [Literal[values]]
     return _decodable(_union(members))
 
 

@@ -173,7 +173,9 @@ def _ref(model_ref: dict[str, Any] | None, response_id: str | None) -> dict[str,
 
 def _compaction_record(invocation_id: str, outcome: str, **fields: Any) -> dict[str, Any]:
     """A compaction with every key, the contract's defaults filling what the transcript did not say."""
-    record = ContextCompactionObservation(kind="context_compaction", invocation_id=invocation_id, outcome=outcome)
+    record = ContextCompactionObservation.model_validate(
+        {"kind": "context_compaction", "invocation_id": invocation_id, "outcome": outcome}
+    )
     return {**record.model_dump(mode="json"), **fields}
 
 
