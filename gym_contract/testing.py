@@ -7,7 +7,7 @@ from typing import Any
 from gym_contract.diagnostics import SEVERITIES, Diagnostic, Severity, docs_url
 from gym_contract.validation import detect_kind, iter_diagnostics
 
-__all__ = ["assert_valid"]
+__all__ = ["assert_valid", "problems_report"]
 
 
 def assert_valid(obj: Any, kind: str | None = None, *, fail_on: Severity = "error", now: float | None = None) -> None:
@@ -21,12 +21,19 @@ def assert_valid(obj: Any, kind: str | None = None, *, fail_on: Severity = "erro
     diagnostics = list(iter_diagnostics(obj, kind, now=now))
     failing = [d for d in diagnostics if SEVERITIES.index(d.severity) <= threshold]
     if failing:
-        raise AssertionError(_report(failing, kind or detect_kind(obj)))
+        heading = f"{len(failing)} contract problem(s) in this {kind or detect_kind(obj) or 'record'}:"
+        raise AssertionError(problems_report(failing, heading))
 
 
-def _report(diagnostics: list[Diagnostic], kind: str | None) -> str:
-    lines = [f"{len(diagnostics)} contract problem(s) in this {kind or 'record'}:"]
+def problems_report(diagnostics: list[Diagnostic], heading: str) -> str:
+    """``heading``, then per diagnostic: where (file and line, or record), severity, code, pointer, message, docs."""
+    lines = [heading]
     for diagnostic in diagnostics:
-        lines.append(f"  {diagnostic.severity} {diagnostic.code} at {diagnostic.path or '/'}: {diagnostic.message}")
+        where = ":".join(str(part) for part in (diagnostic.source, diagnostic.line) if part is not None)
+        if not where and diagnostic.record is not None:
+            where = f"record {diagnostic.record}"
+        prefix = f"{where}: " if where else ""
+        pointer = diagnostic.path or "/"
+        lines.append(f"  {prefix}{diagnostic.severity} {diagnostic.code} at {pointer}: {diagnostic.message}")
         lines.append(f"    {docs_url(diagnostic.code)}")
     return "\n".join(lines)

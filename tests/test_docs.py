@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib.util
+import inspect
 import io
 import json
 import os
@@ -41,6 +42,7 @@ from jsonschema import Draft202012Validator
 
 from gym_contract import schemas
 from gym_contract.diagnostics import CODES, docs_url
+from gym_contract.pytest_plugin import Contract
 from gym_contract.validation import ROLLOUT_ATTACHMENTS, iter_diagnostics
 from tests.support import REPO
 
@@ -349,7 +351,9 @@ def test_python_example_runs(block: Block, monkeypatch: pytest.MonkeyPatch):
         exec(compile(block.text, str(block), "exec"), namespace)  # the docs' own example code
         for name, value in list(namespace.items()):
             if name.startswith("test_") and callable(value):
-                value()
+                # The plugin's fixture, given as pytest gives it to a harness's tests.
+                wanted = inspect.signature(value).parameters
+                value(**({"contract": Contract()} if "contract" in wanted else {}))
 
 
 # ----------------------------------------------------------------------- other-language examples
