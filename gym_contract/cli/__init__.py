@@ -101,6 +101,30 @@ def _schema_dir(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _schema_diff(args: argparse.Namespace) -> int:
+    import json
+
+    from gym_contract import schemas
+    from gym_contract.schema_diff import changes, load_version
+
+    try:
+        old = load_version(args.old)
+        new = load_version(args.new if args.new is not None else schemas.directory())
+    except (OSError, ValueError) as error:
+        say(str(error))
+        return EXIT_USAGE
+    found = changes(old, new)
+    breaking = [change for change in found if change.verdict == "breaking"]
+    if args.format == "json":
+        print(json.dumps([change.to_dict() for change in found], indent=2))
+    else:
+        for change in found:
+            print(f"{change.verdict:<10}  {change.file}{change.path or ''}: {change.what}")
+        additive = sum(change.verdict == "additive" for change in found)
+        print(f"{len(breaking)} breaking, {additive} additive, {len(found) - len(breaking) - additive} annotations")
+    return EXIT_FAILED if breaking else EXIT_OK
+
+
 def _schema_show(args: argparse.Namespace) -> int:
     import json
 
@@ -194,6 +218,19 @@ def build_parser(*, every_command: bool = True) -> argparse.ArgumentParser:
         description="Print the absolute path of the folder that holds the bundled schema files of this version.",
     )
     folder.set_defaults(handler=_schema_dir)
+    differ = schema_commands.add_parser(
+        "diff",
+        help="list what changed between two versions of the schemas, additive or breaking",
+        description="Compare two schema folders, or released versions named by number (e.g. 1.0), file by file and "
+        "keyword by keyword, and classify each change by the versioning policy of schemas/README.md. "
+        "Exit 1 when a change is breaking, 2 when a version cannot be read.",
+    )
+    differ.add_argument("old", metavar="OLD", help="a folder of schema files, or a released version (e.g. 1.0)")
+    differ.add_argument("new", metavar="NEW", nargs="?", help="the same; default: the schemas of this package")
+    differ.add_argument(
+        "--format", choices=("text", "json"), default="text", help="a line per change (default), or a JSON list"
+    )
+    differ.set_defaults(handler=_schema_diff)
 
     if every_command:
         register_all(commands)

@@ -25,6 +25,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "schema list": ("gym-contract schema list", "gym-contract schema list --format json"),
     "schema show": ("gym-contract schema show trajectory", "gym-contract schema show model_call_ref --id"),
     "schema dir": ("gym-contract schema dir",),
+    "schema diff": (
+        "gym-contract schema diff 1.0",
+        "gym-contract schema diff schemas/released/1.0 schemas/v1 --format json",
+    ),
     "coverage": (
         "gym-contract coverage examples/rollouts.jsonl",
         "gym-contract coverage --by agent --explain C5 examples/rollouts.jsonl",

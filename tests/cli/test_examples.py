@@ -45,7 +45,7 @@ def test_every_example_has_its_input_in_the_repository():
 @pytest.mark.parametrize("line", EVERY_EXAMPLE)
 def test_an_example_runs_as_written(line, tmp_path):
     # The repository's data as the example sees it from the root; what it writes lands here.
-    for name in ("examples", "docs"):
+    for name in ("examples", "docs", "schemas"):
         (tmp_path / name).symlink_to(REPO / name)
     command = " ".join(
         f"{shlex.quote(sys.executable)} -m gym_contract" if word == "gym-contract" else word for word in line.split(" ")
