@@ -162,8 +162,8 @@ def _in_order(
 ) -> Iterator[tuple[bool, Any]]:
     """The result of every share in input order, each with whether it is the first share of its file."""
     paths = [inputs] if isinstance(inputs, str) else list(inputs)
+    files = expand(paths)  # before joining a cluster: a path that names nothing fails at once
     connect(address)
-    files = expand(paths)
     plan = [share for file in files for share in shares(file, block_bytes)]
     plan = [replace(share, number=position) for position, share in enumerate(plan)]
     sizes = [file.size for file in files]

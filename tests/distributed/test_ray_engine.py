@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import subprocess
 import sys
 from dataclasses import replace
@@ -150,9 +151,12 @@ def test_project_writes_shards_that_read_in_order_as_the_single_process_output(t
 
 
 def test_the_commands_take_engine_ray_and_print_what_they_print_locally(tmp_path: Path, corpus: Path):
+    # The commands join this module's cluster rather than each starting one of its own.
+    joined = {**os.environ, "RAY_ADDRESS": ray.get_runtime_context().gcs_address}
+
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "gym_contract", *args], capture_output=True, text=True, check=False
+            [sys.executable, "-m", "gym_contract", *args], capture_output=True, text=True, check=False, env=joined
         )
 
     local = run("validate", str(corpus), "--format", "json")
