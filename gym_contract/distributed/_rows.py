@@ -66,7 +66,9 @@ def _located(batch: Any) -> Iterator[tuple[bytes, str | None, int | None]]:
     lines = batch[LINE].tolist() if LINE in batch else [None] * len(batch)
     for text, path, line in zip(batch[TEXT].tolist(), paths, lines, strict=True):
         data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
-        yield data, path if isinstance(path, str) else None, int(line) if line is not None and line == line else None
+        # pandas gives a missing number in a column of numbers as NaN, the one value unequal to itself.
+        number = int(line) if line is not None and line == line else None
+        yield data, path if isinstance(path, str) else None, number
 
 
 def _check_batch(options: _Options, batch: Any) -> Report:
