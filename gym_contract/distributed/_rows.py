@@ -46,9 +46,12 @@ def _results(dataset: Any, task: Callable[[dict[str, Any]], Any]) -> Iterator[An
 
     if TEXT not in dataset.columns():
         raise ValueError(f"a dataset of lines needs a {TEXT!r} column; it has {dataset.columns()}")
-    # In the dataset's order, since a row's place is all that locates it when it has no line column.
+    mapped = dataset.map_batches(partial(_pickled, task), batch_format="pandas", num_cpus=1)
+    # In the dataset's order, since a row's place is all that locates it when it has no line column. A
+    # dataset keeps the settings of when it was made, so the order is asked of this one itself.
+    mapped.context.execution_options.preserve_order = True
     with data_context(show_progress=False, ordered=True):
-        for row in dataset.map_batches(partial(_pickled, task), batch_format="pandas", num_cpus=1).iter_rows():
+        for row in mapped.iter_rows():
             yield pickle.loads(row["result"])
 
 
