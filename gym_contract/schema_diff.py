@@ -132,7 +132,7 @@ def _keyword(keyword: str, before: Any, after: Any, at: tuple[str | int, ...], o
     if keyword in _ANNOTATIONS:
         yield where, "annotation", f"{keyword} changed"
     elif keyword in ("properties", "$defs", "patternProperties", "dependentSchemas"):
-        yield from _named(keyword, _mapping(before), _mapping(after), at, new)
+        yield from _named(keyword, _mapping(before), _mapping(after), at, old, new)
     elif keyword == "required":
         yield from _sets(where, "required", before, after, added="breaking", removed="additive")
     elif keyword == "dependentRequired":
@@ -157,24 +157,25 @@ def _keyword(keyword: str, before: Any, after: Any, at: tuple[str | int, ...], o
 
 
 def _named(
-    keyword: str, before: dict[str, Any], after: dict[str, Any], at: tuple[str | int, ...], new: dict[str, Any]
+    keyword: str,
+    before: dict[str, Any],
+    after: dict[str, Any],
+    at: tuple[str | int, ...],
+    old: dict[str, Any],
+    new: dict[str, Any],
 ) -> Found:
     """Entries of a keyword that names subschemas: removed, added (required or not), or changed within."""
-    required = set(new.get("required", ())) if isinstance(new.get("required"), list) else set()
+    # A property defined now whose name was already required asks nothing new of the data.
+    newly = set(_as_list(new.get("required"))) - set(_as_list(old.get("required")))
     for name in sorted(set(before) | set(after)):
         where = pointer(*at, name)
         if name not in after:
             yield where, "breaking", f"{_ENTRY[keyword]} {name!r} removed"
         elif name not in before:
-            newly_required = keyword == "properties" and name in required
+            newly_required = keyword == "properties" and name in newly
             verdict: Verdict = "breaking" if newly_required else "additive"
-            what = (
-                "required property"
-                if newly_required
-                else "optional property"
-                if keyword == "properties"
-                else _ENTRY[keyword]
-            )
+            what = "optional property" if keyword == "properties" else _ENTRY[keyword]
+            what = "required property" if newly_required else what
             yield where, verdict, f"{what} {name!r} added"
         else:
             yield from _schema(before[name], after[name], (*at, name))

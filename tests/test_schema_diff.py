@@ -128,6 +128,14 @@ def test_each_change_has_the_verdict_of_the_versioning_policy(
     assert sorted((change.verdict, change.path) for change in found) == sorted(expected), old_to_new
 
 
+def test_defining_a_property_that_was_already_required_asks_nothing_new():
+    old = {"type": "object", "required": ["x"]}
+    new = {"type": "object", "required": ["x"], "properties": {"x": True}}
+    assert [(c.verdict, c.path) for c in changes({"x.schema.json": old}, {"x.schema.json": new})] == [
+        ("additive", "/properties/x")
+    ]
+
+
 def test_unknown_keys_refused_where_they_were_allowed_breaks():
     loose = edited(additionalProperties=True)
     assert [(c.verdict, c.path) for c in changes({"x.schema.json": loose}, {"x.schema.json": BASE})] == [
