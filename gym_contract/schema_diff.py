@@ -107,7 +107,7 @@ Found = Iterator[tuple[str, Verdict, str]]
 
 def _schema(old: Any, new: Any, at: tuple[str | int, ...]) -> Found:
     """The changes between two subschemas at the same place."""
-    if isinstance(old, bool) or isinstance(new, bool) or not isinstance(old, dict) or not isinstance(new, dict):
+    if not isinstance(old, dict) or not isinstance(new, dict):  # true, false, or a value where a schema belongs
         if old != new:
             looser = new is True or (old is False and new is not False)
             yield pointer(*at), "additive" if looser else "breaking", f"schema {_short(old)} became {_short(new)}"
@@ -119,12 +119,7 @@ def _schema(old: Any, new: Any, at: tuple[str | int, ...]) -> Found:
         yield from _keyword(keyword, before, after, (*at, keyword), old, new)
 
 
-class _Absent:
-    def __repr__(self) -> str:
-        return "absent"
-
-
-_ABSENT: Any = _Absent()
+_ABSENT: Any = object()  # a keyword one side does not have
 
 
 def _keyword(keyword: str, before: Any, after: Any, at: tuple[str | int, ...], old: Any, new: Any) -> Found:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from functools import partial
 from typing import Any, TextIO, cast
@@ -80,7 +79,7 @@ def _coverage(args: argparse.Namespace) -> int:
 def _rate_here(paths: list[str], by: GroupBy) -> CoverageRun:
     """Every input in turn, in this process, each damaged line said as it is met."""
     run = CoverageRun()
-    sizes = [None if path == "-" else _size(path) for path in paths]
+    sizes = [_sources.size_on_disk(path) for path in paths]
     total = None if None in sizes else sum(size or 0 for size in sizes)
     done = 0
     with progress_bar(True, "rating") as progress:
@@ -102,13 +101,6 @@ def _rate_here(paths: list[str], by: GroupBy) -> CoverageRun:
 
 def _shown(progress: Progress, done: int, total: int | None, read: int) -> None:
     progress(done + read, total)
-
-
-def _size(path: str) -> int | None:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return None  # said, in its turn, by whoever opens it
 
 
 def _print_text(matrix: CoverageMatrix, by: str, damaged: int, skipped: int) -> None:

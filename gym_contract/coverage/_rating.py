@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from gym_contract.coverage import CoverageMatrix, GroupBy, rollout_coverage
 from gym_contract.diagnostics import Diagnostic
@@ -19,6 +20,14 @@ class CoverageRun:
     other_records: int = 0
     lines: int = 0
     """Lines read, for placing the damaged lines of a part of a file after those before it."""
+
+    def rate(self, record: dict[str, Any], by: GroupBy) -> None:
+        """Add one record's verdicts under its producer; a record that is no rollout is only counted."""
+        coverage = rollout_coverage(record)
+        if coverage is None:
+            self.other_records += 1
+        else:
+            self.matrix.add(coverage, coverage.producer(by))
 
     def merge(self, other: CoverageRun) -> None:
         self.matrix.merge(other.matrix)
@@ -49,9 +58,5 @@ def rate_source(
             if on_damaged is not None:
                 on_damaged(located)
             continue
-        coverage = rollout_coverage(entry)
-        if coverage is None:
-            run.other_records += 1
-            continue
-        run.matrix.add(coverage, coverage.producer(by))
+        run.rate(entry, by)
     return run

@@ -13,6 +13,7 @@ Needs the `ray` extra: ``pip install "gym-contract[ray]"``; without it every fun
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
@@ -74,8 +75,8 @@ def validate_dataset(
         return report
     report = options.report()
     place = SharePlace()
-    for first, part in _in_order(inputs, block_bytes, address, partial(_check_share, options), progress):
-        place = SharePlace() if first else place
+    for share, part in _in_order(inputs, block_bytes, address, partial(_check_share, options), progress):
+        place = SharePlace() if share.start == 0 else place
         # Diagnostics past those the report keeps would only be shifted to be dropped.
         del part.diagnostics[max(options.max_diagnostics - len(report.diagnostics), 0) :]
         report.merge(place.shift(part))
@@ -99,11 +100,8 @@ def coverage_dataset(
         connect(address)
         return _rows.rate_rows(inputs, by)
     run = CoverageRun()
-    first_line = 0
-    for first, part in _in_order(inputs, block_bytes, address, partial(_rate_share, by), progress):
-        first_line = 0 if first else first_line
-        run.merge(_shifted(part, first_line))
-        first_line += part.lines
+    for _share, part in _placed(_in_order(inputs, block_bytes, address, partial(_rate_share, by), progress)):
+        run.merge(part)
     return run
 
 
@@ -131,12 +129,9 @@ def project_dataset(
     written: list[str] = []
     task = partial(_project_share, output, tuple(capture_dirs))
     run = ProjectionRun()
-    first_line = 0
-    for first, (part, shard) in _in_order(inputs, block_bytes, address, task, progress):
-        first_line = 0 if first else first_line
-        run.merge(_shifted(part, first_line))
-        first_line += part.lines
-        written.append(shard)
+    for share, part in _placed(_in_order(inputs, block_bytes, address, task, progress)):
+        run.merge(part)
+        written.append(_shard_name(output, share))
     if parquet and written:
         _as_parquet(written, f"{output.rstrip('/')}/parquet")
     return run, written
@@ -159,8 +154,8 @@ def _in_order(
     address: str | None,
     task: Callable[[Share], Any],
     progress: Progress | None,
-) -> Iterator[tuple[bool, Any]]:
-    """The result of every share in input order, each with whether it is the first share of its file."""
+) -> Iterator[tuple[Share, Any]]:
+    """Every share with its result, in input order."""
     paths = [inputs] if isinstance(inputs, str) else list(inputs)
     files = expand(paths)  # before joining a cluster: a path that names nothing fails at once
     connect(address)
@@ -172,7 +167,7 @@ def _in_order(
     for share, result in run_shares(plan, _Guarded(task)):
         if isinstance(result, InputUnreadable):
             raise result
-        yield share.start == 0, result
+        yield share, result
         done += _length(share)
         if progress is not None:
             progress(done, total)
@@ -197,11 +192,15 @@ class _Guarded:
             return error
 
 
-def _shifted(part: Any, first_line: int) -> Any:
-    """A share's run with the line numbers of its damaged lines counted from its file's start."""
-    if first_line:
-        part.damaged = [d if d.line is None else replace(d, line=d.line + first_line) for d in part.damaged]
-    return part
+def _placed(results: Iterator[tuple[Share, Any]]) -> Iterator[tuple[Share, Any]]:
+    """Each share's run with its damaged lines numbered from its file's start, not its own."""
+    first_line = 0
+    for share, part in results:
+        first_line = 0 if share.start == 0 else first_line
+        if first_line:
+            part.damaged = [d if d.line is None else replace(d, line=d.line + first_line) for d in part.damaged]
+        first_line += part.lines
+        yield share, part
 
 
 # ------------------------------------------------------------------------------------------ tasks
@@ -220,13 +219,12 @@ def _rate_share(by: GroupBy, share: Share) -> CoverageRun:
     return run
 
 
-def _project_share(output: str, capture_dirs: tuple[str, ...], share: Share) -> tuple[ProjectionRun, str]:
-    shard = _shard_name(output, share)
-    with open_share(share) as source, _open_output(shard) as out:
+def _project_share(output: str, capture_dirs: tuple[str, ...], share: Share) -> ProjectionRun:
+    with open_share(share) as source, _open_output(_shard_name(output, share)) as out:
         stats = _records.ReadStats()
         run = project_source(source, capture_dirs, out.write, stats=stats)
     run.lines = stats.lines_seen
-    return run, shard
+    return run
 
 
 def _shard_name(output: str, share: Share) -> str:
@@ -251,8 +249,6 @@ def _make_directory(output: str) -> None:
             filesystem, inside = fs.FileSystem.from_uri(output)
             filesystem.create_dir(inside, recursive=True)
         else:
-            import os
-
             os.makedirs(output, exist_ok=True)
     except (OSError, ValueError) as error:
         raise InputUnreadable(output, f"cannot write there: {error}") from None

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import glob
-import itertools
 import os
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from gym_contract.reading import _records, _sources
@@ -18,16 +18,17 @@ DEFAULT_BLOCK_BYTES = 64 * 1024 * 1024
 
 @dataclass(frozen=True)
 class InputFile:
-    """One file to read: its name in the report (as the user named it), where it lies, and its size."""
+    """One file to read: a local path, or a URI a pyarrow filesystem opens (s3://, gs://, hdfs://, file://).
+
+    The name is the report's name for the file too.
+    """
 
     name: str
-    location: str
-    """A local path, or a URI that a pyarrow filesystem opens (s3://, gs://, hdfs://, file://)."""
     size: int | None
 
     @property
     def remote(self) -> bool:
-        return "://" in self.location
+        return "://" in self.name
 
 
 @dataclass(frozen=True)
@@ -65,17 +66,10 @@ def _expand_local(path: str) -> list[InputFile]:
         under = sorted(
             os.path.join(root, name) for root, _, names in os.walk(path) for name in names if name.endswith(_SUFFIXES)
         )
-        return [InputFile(name, name, _size(name)) for name in under]
+        return [InputFile(name, _sources.size_on_disk(name)) for name in under]
     if os.path.exists(path):
-        return [InputFile(path, path, _size(path))]
+        return [InputFile(path, _sources.size_on_disk(path))]
     return []
-
-
-def _size(path: str) -> int | None:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return None
 
 
 def _expand_uri(uri: str) -> list[InputFile]:
@@ -88,7 +82,7 @@ def _expand_uri(uri: str) -> list[InputFile]:
         raise _sources.InputUnreadable(uri, str(error)) from None
     scheme = uri.split("://", 1)[0]
     if info.type == fs.FileType.File:
-        return [InputFile(uri, uri, info.size)]
+        return [InputFile(uri, info.size)]
     if info.type != fs.FileType.Directory:
         return []
     selector = fs.FileSelector(root, recursive=True)
@@ -96,13 +90,13 @@ def _expand_uri(uri: str) -> list[InputFile]:
         (i for i in filesystem.get_file_info(selector) if i.type == fs.FileType.File and i.path.endswith(_SUFFIXES)),
         key=lambda i: i.path,
     )
-    return [InputFile(f"{scheme}://{i.path}", f"{scheme}://{i.path}", i.size) for i in infos]
+    return [InputFile(f"{scheme}://{i.path}", i.size) for i in infos]
 
 
 def open_file(file: InputFile) -> _sources.Source:
     """The file as the engine reads it, decompressed whatever its name; raises `InputUnreadable`."""
     if not file.remote:
-        return _sources.open_source(file.location)
+        return _sources.open_source(file.name)
     stream = _remote_stream(file)
     return _sources.Source(file.name, stream, size=file.size, close_stream=stream.close)
 
@@ -111,7 +105,7 @@ def _remote_stream(file: InputFile, start: int = 0) -> Any:
     from pyarrow import fs
 
     try:
-        filesystem, path = fs.FileSystem.from_uri(file.location)
+        filesystem, path = fs.FileSystem.from_uri(file.name)
         stream = filesystem.open_input_file(path)
         if start:
             stream.seek(start)
@@ -124,16 +118,7 @@ def open_share(share: Share) -> _sources.Source:
     """A share's bytes as a source named after its file; a whole-file share is the file itself."""
     if share.end is None:
         return open_file(share.file)
-    if share.file.remote:
-        stream = _remote_stream(share.file, share.start)
-    else:
-        try:
-            stream = open(share.file.location, "rb")  # noqa: SIM115 - closed by the source
-        except OSError as error:
-            raise _sources.InputUnreadable(share.file.name, error.strerror or str(error)) from None
-        stream.seek(share.start)
-    length = share.end - share.start
-    return _sources.Source(share.file.name, _sources.Bounded(stream, length), size=length, close_stream=stream.close)
+    return _sources.share_of(share.file.name, _opened_at(share.file, share.start), share.end - share.start)
 
 
 def shares(file: InputFile, block_bytes: int) -> list[Share]:
@@ -141,30 +126,13 @@ def shares(file: InputFile, block_bytes: int) -> list[Share]:
     size = file.size
     if size is None or size <= block_bytes or _records.is_json_document(file.name) or _compressed(file) is not False:
         return [Share(file)]
-    cuts = [0]
-    for number in range(1, -(-size // block_bytes)):
-        cuts.append(max(_line_start_after(file, number * block_bytes, size), cuts[-1]))
-    cuts.append(size)
-    return [Share(file, start, end) for start, end in itertools.pairwise(cuts) if end > start]
+    offsets = range(block_bytes, size, block_bytes)
+    return [Share(file, start, end) for start, end in _sources.line_cuts(partial(_opened_at, file), size, offsets)]
 
 
-def _line_start_after(file: InputFile, offset: int, size: int) -> int:
-    """The offset of the first line that starts after ``offset`` (``size`` when none does)."""
-    stream = _remote_stream(file, offset) if file.remote else open(file.location, "rb")  # noqa: SIM115
-    try:
-        if not file.remote:
-            stream.seek(offset)
-        position = offset
-        while True:
-            chunk = bytes(stream.read(64 * 1024))
-            if not chunk:
-                return size
-            newline = chunk.find(b"\n")
-            if newline >= 0:
-                return position + newline + 1
-            position += len(chunk)
-    finally:
-        stream.close()
+def _opened_at(file: InputFile, offset: int) -> Any:
+    """The file's raw bytes from ``offset`` on, for the caller to close; raises `InputUnreadable`."""
+    return _remote_stream(file, offset) if file.remote else _sources.raw_from(file.name, offset)
 
 
 def _compressed(file: InputFile) -> bool | None:

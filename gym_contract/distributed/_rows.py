@@ -6,12 +6,12 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
 
-from gym_contract.coverage import GroupBy, rollout_coverage
+from gym_contract.coverage import GroupBy
 from gym_contract.coverage._rating import CoverageRun
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.distributed._ray_jobs import data_context
-from gym_contract.validation import check_line, read_record
-from gym_contract.validation._checking import _Options
+from gym_contract.validation import read_record
+from gym_contract.validation._checking import _Options, check_data
 from gym_contract.validation._report import Report
 
 TEXT, PATH, LINE = "text", "path", "line"
@@ -85,14 +85,10 @@ def _check_batch(options: _Options, batch: Any) -> Report:
         report.lines += 1
         report.bytes += len(data)
         report.decoded_bytes += len(data)
-        checked = check_line(data, options.kind, hint=hint, now=options.now, fast=options.fast)
         if path is not None and path not in report.inputs:
             report.inputs.append(path)
-        if checked.record is None:
-            report.add_damaged_line(checked.diagnostics[0].at(line=line, source=path))
-            continue
-        hint = checked.kind
-        report.add_record(checked.kind, checked.record, [d.at(line=line, source=path) for d in checked.diagnostics])
+        # A row has no record index: only its own columns locate it.
+        hint = check_data(report, data, line, None, path, options, hint)
     return report
 
 
@@ -106,9 +102,5 @@ def _rate_batch(by: GroupBy, batch: Any) -> CoverageRun:
         if isinstance(read, Diagnostic):
             run.damaged.append(read.at(line=line, source=path))
             continue
-        coverage = rollout_coverage(read[1])
-        if coverage is None:
-            run.other_records += 1
-        else:
-            run.matrix.add(coverage, coverage.producer(by))
+        run.rate(read[1], by)
     return run

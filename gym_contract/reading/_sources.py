@@ -6,7 +6,8 @@ import io
 import os
 import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from itertools import pairwise
 from typing import Any, Protocol
 
 STDIN_NAME = "<stdin>"
@@ -144,7 +145,7 @@ class _ZstdFrames:
         """Nothing to release: the raw stream belongs to the `Source`."""
 
 
-class Bounded:
+class _Bounded:
     """Reads at most ``length`` bytes of a stream from where it stands: a share of a file."""
 
     def __init__(self, stream: Any, length: int) -> None:
@@ -155,6 +156,57 @@ class Bounded:
         data: bytes = self._stream.read(min(size, self._left)) if self._left > 0 else b""
         self._left -= len(data)
         return data
+
+
+def size_on_disk(path: str) -> int | None:
+    """A file's size, or None for stdin and for what cannot be stat-ed (said, in its turn, by whoever opens it)."""
+    if path == "-":
+        return None
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return None
+
+
+def raw_from(path: str, offset: int) -> io.BufferedReader:
+    """A local file's raw bytes from ``offset`` on, for the caller to close; raises `InputUnreadable`."""
+    try:
+        stream = open(path, "rb")  # noqa: SIM115 - the caller's to close
+    except OSError as error:
+        raise InputUnreadable(path, error.strerror or str(error)) from None
+    stream.seek(offset)
+    return stream
+
+
+def share_of(name: str, stream: Any, length: int) -> Source:
+    """The next ``length`` bytes of an open stream as a source named ``name``; closing it closes the stream."""
+    return Source(name, _Bounded(stream, length), size=length, close_stream=stream.close)
+
+
+def line_cuts(open_at: Callable[[int], Any], size: int, offsets: Iterable[int]) -> list[tuple[int, int]]:
+    """Byte ranges covering ``size`` bytes, each cut at the first line that starts after one of ``offsets``.
+
+    ``open_at(offset)`` opens the input there; each stream is closed once its line end is found.
+    Empty ranges (two offsets in one long line) are dropped.
+    """
+    cuts = [0]
+    for offset in offsets:
+        cuts.append(max(_line_start_after(open_at(offset), offset, size), cuts[-1]))
+    cuts.append(size)
+    return [(start, end) for start, end in pairwise(cuts) if end > start]
+
+
+def _line_start_after(stream: Any, offset: int, size: int) -> int:
+    try:
+        position = offset
+        while chunk := bytes(stream.read(64 * 1024)):
+            newline = chunk.find(b"\n")
+            if newline >= 0:
+                return position + newline + 1
+            position += len(chunk)
+        return size
+    finally:
+        stream.close()
 
 
 class Source:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import contextlib
-import itertools
-import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from gym_contract.diagnostics import Diagnostic
@@ -71,7 +70,7 @@ def check_files(
         raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
     options = _Options(kind, max_diagnostics, max_line_bytes, time.time() if now is None else now, fast, per_record)
     started = time.perf_counter()
-    sizes = [_size(path) for path in paths]
+    sizes = [_sources.size_on_disk(path) for path in paths]
     total = None if None in sizes else sum(s for s in sizes if s is not None)
     if jobs > 1 and len(paths) == 1 and _streamable(paths[0]):
         # One input that cannot be cut (compressed, or stdin): read here, checked in batches by workers.
@@ -131,15 +130,6 @@ def _pool(workers: int) -> Any:
     return ProcessPoolExecutor(max_workers=workers)
 
 
-def _size(path: str) -> int | None:
-    if path == "-":
-        return None
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return None
-
-
 def _check_source(path: str, options: _Options, progress: Progress | None, done: int, total: int | None) -> Report:
     with _sources.open_source(path) as source:
         report = _check_open_source(source, _records.is_json_document(path), options, progress, done, total)
@@ -195,11 +185,24 @@ def _check_item(
     if isinstance(item, Diagnostic):
         report.add_damaged_line(item.at(source=name), index)
         return hint
-    checked = check_line(item.data, options.kind, hint=hint, now=options.now, fast=options.fast)
+    return check_data(report, item.data, item.number, index, name, options, hint)
+
+
+def check_data(
+    report: Report,
+    data: bytes,
+    line: int | None,
+    index: int | None,
+    name: str | None,
+    options: _Options,
+    hint: str | None,
+) -> str | None:
+    """Check one line's bytes into ``report``, located by what is known of it; return the kind to try first next."""
+    checked = check_line(data, options.kind, hint=hint, now=options.now, fast=options.fast)
     if checked.record is None:
-        report.add_damaged_line(checked.diagnostics[0].at(line=item.number, source=name), index)
+        report.add_damaged_line(checked.diagnostics[0].at(line=line, source=name), index)
         return hint
-    located = [d.at(line=item.number, record=index, source=name) for d in checked.diagnostics]
+    located = [d.at(line=line, record=index, source=name) for d in checked.diagnostics]
     report.add_record(checked.kind, checked.record, located)
     return checked.kind
 
@@ -224,14 +227,9 @@ def _shares(path: str, size: int | None, jobs: int) -> list[tuple[int, int | Non
         return [(0, None)]
     if _compressed(path) is not False:
         return [(0, None)]  # compressed, or unreadable: reported, in its turn, by whoever reads it
-    with open(path, "rb") as handle:
-        cuts = [0]
-        for job in range(1, jobs):
-            handle.seek(size * job // jobs)
-            handle.readline()
-            cuts.append(max(handle.tell(), cuts[-1]))
-    cuts.append(size)
-    return [(start, end) for start, end in itertools.pairwise(cuts) if end > start]
+    return list(
+        _sources.line_cuts(partial(_sources.raw_from, path), size, (size * job // jobs for job in range(1, jobs)))
+    )
 
 
 def _compressed(path: str) -> bool | None:
@@ -352,7 +350,5 @@ def _check_share(task: tuple[str, int, int | None, _Options]) -> Report:
     path, start, end, options = task
     if end is None:
         return _check_source(path, options, None, 0, None)
-    with open(path, "rb") as handle:
-        handle.seek(start)
-        with _sources.Source(path, _sources.Bounded(handle, end - start), size=end - start) as source:
-            return _check_open_source(source, False, options)
+    with _sources.share_of(path, _sources.raw_from(path, start), end - start) as source:
+        return _check_open_source(source, False, options)
