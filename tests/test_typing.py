@@ -5,11 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-import pytest
-
 from tests.support import REPO
-
-pytest.importorskip("mypy", reason="mypy comes with the dev extra")
 
 
 def test_mypy_strict_passes_on_the_package():

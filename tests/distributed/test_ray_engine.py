@@ -12,16 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import ray
 import zstandard
 
+from gym_contract import distributed
 from gym_contract.checking import check_files
 from gym_contract.coverage._rating import CoverageRun, rate_source
 from gym_contract.reading import _sources
 from gym_contract.validation._checking import InputUnreadable
 from tests.support import REPO
-
-ray = pytest.importorskip("ray", reason='the ray extra is not installed (pip install -e ".[ray]")')
-distributed = pytest.importorskip("gym_contract.distributed")
 
 EXAMPLES = REPO / "examples"
 MAKE_CORPUS = REPO / "tools" / "make_corpus.py"

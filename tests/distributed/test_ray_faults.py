@@ -8,13 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import ray
+from ray import cluster_utils
 
+from gym_contract import distributed
 from gym_contract.checking import check_files
 from tests.support import REPO
-
-ray = pytest.importorskip("ray", reason='the ray extra is not installed (pip install -e ".[ray]")')
-cluster_utils = pytest.importorskip("ray.cluster_utils")
-distributed = pytest.importorskip("gym_contract.distributed")
 
 
 @pytest.fixture
