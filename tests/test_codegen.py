@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import shutil
 import subprocess
@@ -25,6 +26,7 @@ def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("checkout")
     for part in ("schemas", "tools", "gym_contract/_generated"):
         shutil.copytree(REPO / part, root / part)
+    shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")  # where the tools' versions are pinned
     return root
 
 
@@ -99,6 +101,18 @@ def test_without_the_generator_the_check_says_so_in_one_line(monkeypatch, capsys
     assert err.count("\n") == 1
     assert "datamodel-code-generator is not installed" in err
     assert "pip install -e '.[dev]'" in err
+
+
+def test_another_version_of_a_tool_is_refused_rather_than_taken_for_drift(monkeypatch, capsys):
+    codegen = _codegen_module()
+    real = importlib.metadata.version
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: "0.0.1" if name == "ruff" else real(name))
+    assert codegen.main(["--check"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("\n") == 1
+    assert "nothing was compared" in err
+    assert f"ruff 0.0.1 is installed but the models are generated with {codegen.pinned_versions()['ruff']}" in err
 
 
 def test_a_failing_generator_is_reported_not_taken_for_drift(monkeypatch, capsys):

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import importlib.metadata
 import importlib.util
+import re
 import shutil
 import subprocess
 import sys
@@ -67,9 +69,22 @@ class GenerationError(Exception):
 TOOLS = {"datamodel_code_generator": "datamodel-code-generator", "ruff": "ruff"}
 
 
-def missing_tools() -> list[str]:
-    """The generation tools this interpreter cannot import."""
-    return [name for module, name in TOOLS.items() if importlib.util.find_spec(module) is None]
+def pinned_versions() -> dict[str, str]:
+    """The versions of the tools that pyproject.toml's dev extra pins (`name==version`)."""
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    return {name: match.group(1) for name in TOOLS.values() if (match := re.search(rf'"{name}==([^"]+)"', text))}
+
+
+def unusable_tools() -> list[str]:
+    """Why this interpreter cannot generate the committed code: a tool missing, or another version than pinned."""
+    pins = pinned_versions()
+    problems = []
+    for module, name in TOOLS.items():
+        if importlib.util.find_spec(module) is None:
+            problems.append(f"{name} is not installed")
+        elif (installed := importlib.metadata.version(name)) != pins.get(name, installed):
+            problems.append(f"{name} {installed} is installed but the models are generated with {pins[name]}")
+    return problems
 
 
 def generate(destination: Path) -> None:
@@ -77,10 +92,10 @@ def generate(destination: Path) -> None:
 
     Raises GenerationError when a tool is missing or the generator fails, with what it said.
     """
-    if missing := missing_tools():
+    if problems := unusable_tools():
         raise GenerationError(
-            f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not installed for {sys.executable}; "
-            "install the dev tools first: python -m pip install -e '.[dev]'"
+            f"{'; '.join(problems)} (for {sys.executable}); install the pinned dev tools first: "
+            "python -m pip install -e '.[dev]'"
         )
     with tempfile.TemporaryDirectory() as tmp:
         inputs = Path(tmp) / "schemas"
@@ -145,7 +160,11 @@ def main(argv: list[str] | None = None) -> int:
             diff = drift(OUTPUT_DIR, fresh)
     except GenerationError as error:
         # Status 2, not 1: nothing is known about drift, and 1 would say the models are out of step.
-        print(f"tools/codegen.py: cannot {'check' if args.check else 'generate'} the models: {error}", file=sys.stderr)
+        nothing = " (nothing was compared)" if args.check else ""
+        print(
+            f"tools/codegen.py: cannot {'check' if args.check else 'generate'} the models{nothing}: {error}",
+            file=sys.stderr,
+        )
         return 2
     if diff:
         sys.stdout.writelines(diff[:200])
