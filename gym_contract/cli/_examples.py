@@ -18,7 +18,6 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "gym-contract validate --format json --fail-on warning examples/damaged_rollouts.jsonl",
         "gym-contract validate --jobs auto --quiet examples/rollouts.jsonl examples/rollout-7-0.jsonl",
         "gym-contract validate --max-diagnostics 0 examples/damaged_rollouts.jsonl",
-        "gym-contract validate --engine ray --quiet examples/rollouts.jsonl examples/damaged_rollouts.jsonl",
         "cat examples/rollouts.jsonl | gym-contract validate -",
     ),
     "schema": ("gym-contract schema list", "gym-contract schema show trajectory --id"),
