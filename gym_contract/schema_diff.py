@@ -24,12 +24,22 @@ __all__ = ["Change", "changes", "load_version", "released_versions"]
 Verdict = Literal["additive", "breaking", "annotation"]
 GAP_REGISTRY = "gap_codes.json"
 
-_ANNOTATIONS = {"title", "description", "examples", "$comment", "deprecated", "readOnly", "writeOnly"}
+# `discriminator` is OpenAPI's: code generators read it, and no JSON Schema validator evaluates it.
+_ANNOTATIONS = {
+    "title",
+    "description",
+    "examples",
+    "$comment",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "discriminator",
+}
 # Lower bounds: data stays valid when they fall or go; upper bounds: when they rise or go.
 _LOWER = {"minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties", "minContains"}
 _UPPER = {"maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties", "maxContains"}
 # Subschemas compared keyword by keyword, and lists of subschemas compared branch by branch.
-_SUBSCHEMA = {"items", "contains", "additionalItems", "propertyNames", "not", "if", "then", "else"}
+_SUBSCHEMA = {"items", "contains", "additionalItems", "propertyNames", "then", "else"}
 _BRANCHES = {"oneOf", "anyOf", "allOf", "prefixItems"}
 _ENTRY = {
     "properties": "property",
@@ -98,82 +108,187 @@ def changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
         elif name == GAP_REGISTRY:
             found += [Change(name, path, verdict, what) for path, verdict, what in _registry(old[name], new[name])]
         else:
-            found += [Change(name, path, verdict, what) for path, verdict, what in _schema(old[name], new[name], ())]
+            comparison = _Comparison(old, new, name)
+            found += [
+                Change(name, path, verdict, what) for path, verdict, what in comparison.schema(old[name], new[name])
+            ]
     return found
 
 
 Found = Iterator[tuple[str, Verdict, str]]
+Place = tuple[str | int, ...]
 
 
-def _schema(old: Any, new: Any, at: tuple[str | int, ...]) -> Found:
-    """The changes between two subschemas at the same place."""
-    if not isinstance(old, dict) or not isinstance(new, dict):  # true, false, or a value where a schema belongs
-        if old != new:
-            looser = new is True or (old is False and new is not False)
-            yield pointer(*at), "additive" if looser else "breaking", f"schema {_short(old)} became {_short(new)}"
-        return
-    for keyword in sorted(set(old) | set(new), key=_keyword_order):
-        before, after = old.get(keyword, _ABSENT), new.get(keyword, _ABSENT)
-        if before == after:
-            continue
-        yield from _keyword(keyword, before, after, (*at, keyword), old, new)
+class _Comparison:
+    """One file of two versions compared, with both versions' files at hand to follow `$ref`s."""
+
+    def __init__(self, old: dict[str, Any], new: dict[str, Any], file: str) -> None:
+        self.old, self.new, self.file = old, new, file
+        # Where `unevaluatedProperties` is used, declaring a property may change a verdict elsewhere.
+        self.evaluation_matters = "unevaluatedProperties" in json.dumps([old, new])
+
+    def schema(self, old: Any, new: Any, at: Place = ()) -> Found:
+        """The changes between two subschemas at the same place."""
+        if not isinstance(old, dict) or not isinstance(new, dict):  # true, false, or a value where a schema belongs
+            if old != new:
+                looser = new is True or (old is False and new is not False)
+                yield pointer(*at), "additive" if looser else "breaking", f"schema {_short(old)} became {_short(new)}"
+            return
+        for keyword in sorted(set(old) | set(new), key=_keyword_order):
+            before, after = old.get(keyword, _ABSENT), new.get(keyword, _ABSENT)
+            if before == after:
+                continue
+            yield from self.keyword(keyword, before, after, (*at, keyword), old, new)
+
+    def keyword(self, keyword: str, before: Any, after: Any, at: Place, old: Any, new: Any) -> Found:
+        where = pointer(*at)
+        if keyword in _ANNOTATIONS:
+            yield where, "annotation", f"{keyword} changed"
+        elif keyword in ("properties", "$defs", "patternProperties", "dependentSchemas"):
+            yield from self.named(keyword, _mapping(before), _mapping(after), at, old, new)
+        elif keyword == "required":
+            yield from _sets(where, "required", before, after, added="breaking", removed="additive")
+        elif keyword == "dependentRequired":
+            yield from _dependent_required(where, _mapping(before), _mapping(after))
+        elif keyword in ("enum", "type") and after is _ABSENT:
+            yield where, "additive", f"{keyword} constraint removed"
+        elif keyword == "type" and before is _ABSENT and self.implies(old, _as_list(after)):
+            yield where, "annotation", f"type {_short(after)} set, which every branch beside it already demands"
+        elif keyword in ("enum", "type") and before is _ABSENT:
+            yield where, "breaking", f"{keyword} {_short(after)} set where there was none"
+        elif keyword in ("enum", "type"):
+            yield from _sets(where, keyword, before, after, added="additive", removed="breaking")
+        elif keyword in _LOWER or keyword in _UPPER:
+            yield where, _bound(keyword, before, after), f"{keyword} {_short(before)} → {_short(after)}"
+        elif keyword in ("not", "if"):
+            yield from self.reversed(keyword, before, after, at)
+        elif keyword == "additionalProperties" or keyword == "unevaluatedProperties" or keyword in _SUBSCHEMA:
+            yield from self.schema(True if before is _ABSENT else before, True if after is _ABSENT else after, at)
+        elif keyword in _BRANCHES:
+            yield from self.branches(keyword, _as_list(before), _as_list(after), at, new)
+        elif keyword in ("const", "pattern", "format", "multipleOf", "uniqueItems"):
+            verdict: Verdict = "additive" if after is _ABSENT else "breaking"
+            yield where, verdict, f"{keyword} {_short(before)} → {_short(after)}"
+        else:  # default, $ref, $id, and any keyword not classified above
+            yield where, "breaking", f"{keyword} {_short(before)} → {_short(after)}"
+
+    def reversed(self, keyword: str, before: Any, after: Any, at: Place) -> Found:
+        """`not` and `if`: a subschema that takes more data makes the whole take less, or take other branches."""
+        # An absent `not` takes nothing away; an absent `if` is no condition at all.
+        neutral = keyword != "not"
+        before = neutral if before is _ABSENT else before
+        after = neutral if after is _ABSENT else after
+        for where, verdict, what in self.schema(before, after, at):
+            if verdict == "annotation":
+                yield where, verdict, what
+            elif keyword == "not":
+                yield where, "breaking" if verdict == "additive" else "additive", f"{what} (under not)"
+            else:  # more or less data meets the condition: either way some of it is judged by the other branch
+                yield where, "breaking", f"{what} (in the condition of if)"
+
+    def named(
+        self, keyword: str, before: dict[str, Any], after: dict[str, Any], at: Place, old: Any, new: Any
+    ) -> Found:
+        """Entries of a keyword that names subschemas: removed, added (required or not), or changed within."""
+        # A property defined now whose name was already required asks nothing new of the data.
+        newly = set(_as_list(new.get("required"))) - set(_as_list(old.get("required")))
+        for name in sorted(set(before) | set(after)):
+            where = pointer(*at, name)
+            if name not in after:
+                yield where, "breaking", f"{_ENTRY[keyword]} {name!r} removed"
+            elif name not in before and keyword == "properties" and self.declares_only(after[name], old, new):
+                yield where, "annotation", f"property {name!r} declared with no constraint: no data is judged otherwise"
+            elif name not in before:
+                newly_required = keyword == "properties" and name in newly
+                verdict: Verdict = "breaking" if newly_required else "additive"
+                what = "optional property" if keyword == "properties" else _ENTRY[keyword]
+                what = "required property" if newly_required else what
+                yield where, verdict, f"{what} {name!r} added"
+            else:
+                yield from self.schema(before[name], after[name], (*at, name))
+
+    def declares_only(self, schema: Any, old: Any, new: Any) -> bool:
+        """Whether a property added to an object changes nothing: it takes any value, and no key was refused
+        before for being undeclared (`additionalProperties`), here or through `unevaluatedProperties`."""
+        open_before = old.get("additionalProperties", True) is True and not old.get("patternProperties")
+        takes_anything = schema is True or (isinstance(schema, dict) and not (schema.keys() - _ANNOTATIONS))
+        open_now = new.get("additionalProperties", True) is True
+        return takes_anything and open_before and open_now and not self.evaluation_matters
+
+    def branches(self, keyword: str, before: list[Any], after: list[Any], at: Place, new: Any) -> Found:
+        """Branches compared in place; one added to `oneOf`/`anyOf` widens, one added to `allOf` narrows.
+
+        A `oneOf` fails data that two branches take, so a branch that takes more may break data that
+        another branch took, unless no value can meet two branches (their types or tags differ).
+        """
+        found: list[tuple[str, Verdict, str]] = []
+        for index in range(min(len(before), len(after))):
+            found += self.schema(before[index], after[index], (*at, index))
+        widening = keyword in ("oneOf", "anyOf")
+        for index in range(len(before), len(after)):
+            found.append((pointer(*at, index), "additive" if widening else "breaking", f"{keyword} branch added"))
+        for index in range(len(after), len(before)):
+            found.append((pointer(*at, index), "breaking", f"{keyword} branch removed"))
+        overlapping = keyword == "oneOf" and not self.exclusive(after, new)
+        for where, verdict, what in found:
+            if overlapping and verdict == "additive":
+                yield where, "breaking", f"{what} (a value may now meet two branches of oneOf)"
+            else:
+                yield where, verdict, what
+
+    def exclusive(self, branches: list[Any], parent: Any) -> bool:
+        """Whether no value meets two of the new ``branches``: their JSON types differ, or a required tag does."""
+        kinds = [self.types_of(branch, self.file, set(), self.new) for branch in branches]
+        if all(found is not None for found in kinds):
+            widened = [found | {"number"} if "integer" in found else found for found in kinds if found is not None]
+            if all(not (a & b) for i, a in enumerate(widened) for b in widened[i + 1 :]):
+                return True
+        targets = [self.target(branch, self.file, self.new) for branch in branches]
+        for tag in _as_list(parent.get("required") if isinstance(parent, dict) else None):
+            values = [
+                _mapping(_mapping(_mapping(target).get("properties")).get(tag)).get("const", _ABSENT)
+                for target in targets
+            ]
+            if _ABSENT not in values and len({json.dumps(value) for value in values}) == len(values):
+                return True
+        return False
+
+    def implies(self, schema: Any, types: list[Any]) -> bool:
+        """Whether the old ``schema`` already takes only values of ``types``, through its branches."""
+        found = self.types_of(schema, self.file, set(), self.old)
+        return found is not None and all(kind in types or (kind == "integer" and "number" in types) for kind in found)
+
+    def types_of(self, schema: Any, file: str, seen: set[str], documents: dict[str, Any]) -> set[str] | None:
+        """The JSON types a subschema takes, as far as `type`, `$ref` and branches tell; None if unknown."""
+        if not isinstance(schema, dict):
+            return None
+        if "type" in schema:
+            return {kind for kind in _as_list(schema["type"]) if isinstance(kind, str)}
+        if isinstance(schema.get("$ref"), str):
+            reference = schema["$ref"] if schema["$ref"].partition("#")[0] else file + schema["$ref"]
+            if reference in seen:
+                return None
+            target = self.target(schema, file, documents)
+            return self.types_of(target, reference.partition("#")[0], seen | {reference}, documents)
+        for keyword in ("oneOf", "anyOf"):
+            if isinstance(schema.get(keyword), list) and schema[keyword]:
+                each = [self.types_of(branch, file, seen, documents) for branch in schema[keyword]]
+                known = [kinds for kinds in each if kinds is not None]
+                return set().union(*known) if len(known) == len(each) else None
+        return None
+
+    def target(self, schema: Any, file: str, documents: dict[str, Any]) -> Any:
+        """What a branch is, its `$ref` followed within ``documents``; None where it leads nowhere known."""
+        if not (isinstance(schema, dict) and isinstance(schema.get("$ref"), str)):
+            return schema
+        target_file, _, fragment = schema["$ref"].partition("#")
+        target: Any = documents.get(target_file or file)
+        for part in filter(None, fragment.split("/")):
+            target = target.get(part) if isinstance(target, dict) else None
+        return target
 
 
 _ABSENT: Any = object()  # a keyword one side does not have
-
-
-def _keyword(keyword: str, before: Any, after: Any, at: tuple[str | int, ...], old: Any, new: Any) -> Found:
-    where = pointer(*at)
-    if keyword in _ANNOTATIONS:
-        yield where, "annotation", f"{keyword} changed"
-    elif keyword in ("properties", "$defs", "patternProperties", "dependentSchemas"):
-        yield from _named(keyword, _mapping(before), _mapping(after), at, old, new)
-    elif keyword == "required":
-        yield from _sets(where, "required", before, after, added="breaking", removed="additive")
-    elif keyword == "dependentRequired":
-        yield from _dependent_required(where, _mapping(before), _mapping(after))
-    elif keyword in ("enum", "type") and after is _ABSENT:
-        yield where, "additive", f"{keyword} constraint removed"
-    elif keyword in ("enum", "type") and before is _ABSENT:
-        yield where, "breaking", f"{keyword} {_short(after)} set where there was none"
-    elif keyword in ("enum", "type"):
-        yield from _sets(where, keyword, before, after, added="additive", removed="breaking")
-    elif keyword in _LOWER or keyword in _UPPER:
-        yield where, _bound(keyword, before, after), f"{keyword} {_short(before)} → {_short(after)}"
-    elif keyword == "additionalProperties" or keyword == "unevaluatedProperties" or keyword in _SUBSCHEMA:
-        yield from _schema(True if before is _ABSENT else before, True if after is _ABSENT else after, at)
-    elif keyword in _BRANCHES:
-        yield from _branches(keyword, _as_list(before), _as_list(after), at)
-    elif keyword in ("const", "pattern", "format", "multipleOf", "uniqueItems"):
-        verdict: Verdict = "additive" if after is _ABSENT else "breaking"
-        yield where, verdict, f"{keyword} {_short(before)} → {_short(after)}"
-    else:  # default, $ref, $id, discriminator, and any keyword not classified above
-        yield where, "breaking", f"{keyword} {_short(before)} → {_short(after)}"
-
-
-def _named(
-    keyword: str,
-    before: dict[str, Any],
-    after: dict[str, Any],
-    at: tuple[str | int, ...],
-    old: dict[str, Any],
-    new: dict[str, Any],
-) -> Found:
-    """Entries of a keyword that names subschemas: removed, added (required or not), or changed within."""
-    # A property defined now whose name was already required asks nothing new of the data.
-    newly = set(_as_list(new.get("required"))) - set(_as_list(old.get("required")))
-    for name in sorted(set(before) | set(after)):
-        where = pointer(*at, name)
-        if name not in after:
-            yield where, "breaking", f"{_ENTRY[keyword]} {name!r} removed"
-        elif name not in before:
-            newly_required = keyword == "properties" and name in newly
-            verdict: Verdict = "breaking" if newly_required else "additive"
-            what = "optional property" if keyword == "properties" else _ENTRY[keyword]
-            what = "required property" if newly_required else what
-            yield where, verdict, f"{what} {name!r} added"
-        else:
-            yield from _schema(before[name], after[name], (*at, name))
 
 
 def _sets(where: str, keyword: str, before: Any, after: Any, *, added: Verdict, removed: Verdict) -> Found:
@@ -191,17 +306,6 @@ def _dependent_required(where: str, before: dict[str, Any], after: dict[str, Any
             yield where, "breaking", f"{name!r} now needs {value!r}"
         for value in [v for v in old if v not in new]:
             yield where, "additive", f"{name!r} no longer needs {value!r}"
-
-
-def _branches(keyword: str, before: list[Any], after: list[Any], at: tuple[str | int, ...]) -> Found:
-    """Branches compared in place; one added to `oneOf`/`anyOf` widens, one added to `allOf` narrows."""
-    for index in range(min(len(before), len(after))):
-        yield from _schema(before[index], after[index], (*at, index))
-    widening = keyword in ("oneOf", "anyOf")
-    for index in range(len(before), len(after)):
-        yield pointer(*at, index), "additive" if widening else "breaking", f"{keyword} branch added"
-    for index in range(len(after), len(before)):
-        yield pointer(*at, index), "breaking", f"{keyword} branch removed"
 
 
 def _registry(old: Any, new: Any) -> Found:

@@ -114,8 +114,38 @@ CASES: list[tuple[str, dict[str, Any], list[tuple[str, str]]]] = [
     ("dependency added", edited(dependentRequired={"count": ["status"]}), [("breaking", "/dependentRequired")]),
     (
         "keyword unknown to the classifier",
+        edited(**{"x-origin": {"propertyName": "kind"}}),
+        [("breaking", "/x-origin")],
+    ),
+    (
+        "OpenAPI's discriminator, which no validator evaluates",
         edited(discriminator={"propertyName": "kind"}),
-        [("breaking", "/discriminator")],
+        [("annotation", "/discriminator")],
+    ),
+    (
+        "property declared with no constraint where unknown keys are refused",
+        edited(**{f"{P}__note": True}),
+        [("additive", "/properties/note")],
+    ),
+    (
+        "property declared with no constraint where every key is taken",
+        edited(**{f"{P}__item__properties": {"note": {"description": "a note"}}}),
+        [("annotation", "/properties/item/properties/note")],
+    ),
+    (
+        "a condition loosened",
+        edited(**{"if": {"required": ["count"]}, "then": {"required": ["status"]}}),
+        [("breaking", "/if"), ("breaking", "/then")],
+    ),
+    (
+        "not added",
+        edited(**{f"{P}__id__not": {"const": "x"}}),
+        [("breaking", "/properties/id/not")],
+    ),
+    (
+        "oneOf branch widened where two branches may then meet",
+        edited(**{f"{P}__item__oneOf": [{"type": "string"}, {"type": ["integer", "string"]}]}),
+        [("breaking", "/properties/item/oneOf/1/type")],
     ),
 ]
 
@@ -130,10 +160,70 @@ def test_each_change_has_the_verdict_of_the_versioning_policy(
 
 def test_defining_a_property_that_was_already_required_asks_nothing_new():
     old = {"type": "object", "required": ["x"]}
-    new = {"type": "object", "required": ["x"], "properties": {"x": True}}
+    new = {"type": "object", "required": ["x"], "properties": {"x": {"type": "string"}}}
     assert [(c.verdict, c.path) for c in changes({"x.schema.json": old}, {"x.schema.json": new})] == [
         ("additive", "/properties/x")
     ]
+
+
+def verdicts(old: Any, new: Any, **files: Any) -> list[tuple[str, str]]:
+    found = changes({"x.schema.json": old, **files}, {"x.schema.json": new, **files})
+    return [(change.verdict, change.path) for change in found if change.file == "x.schema.json"]
+
+
+def test_what_a_not_takes_counts_the_other_way_round():
+    old = {"type": "object", "not": {"required": ["a", "b"]}}
+    assert verdicts(old, {"type": "object", "not": {"required": ["a"]}}) == [("breaking", "/not/required")]
+    assert verdicts(old, {"type": "object", "not": {"required": ["a", "b", "c"]}}) == [("additive", "/not/required")]
+    assert verdicts(old, {"type": "object"}) == [("additive", "/not")]
+
+
+def test_a_type_that_every_branch_already_demands_changes_nothing():
+    records = {
+        "a.schema.json": {"type": "object", "properties": {"kind": {"const": "a"}}},
+        "b.schema.json": {
+            "$ref": "#/$defs/B",
+            "$defs": {"B": {"type": "object", "properties": {"kind": {"const": "b"}}}},
+        },
+    }
+    union = {"required": ["kind"], "oneOf": [{"$ref": "a.schema.json"}, {"$ref": "b.schema.json"}]}
+    typed = {**union, "type": "object"}
+    assert verdicts(union, typed, **records) == [("annotation", "/type")]
+    assert verdicts(union, {**union, "type": "array"}, **records) == [("breaking", "/type")]
+    loose = {"required": ["kind"], "oneOf": [{"$ref": "a.schema.json"}, {"minLength": 1}]}
+    assert verdicts(loose, {**loose, "type": "object"}, **records) == [("breaking", "/type")]
+
+
+def test_a_oneof_told_apart_by_a_required_tag_may_widen_a_branch():
+    records = {
+        "a.schema.json": {"type": "object", "properties": {"kind": {"const": "a"}}},
+        "b.schema.json": {"type": "object", "properties": {"kind": {"const": "b"}, "n": {"maximum": 1}}},
+    }
+    widened = {
+        **records,
+        "b.schema.json": {"type": "object", "properties": {"kind": {"const": "b"}, "n": {"maximum": 9}}},
+    }
+    union = {"required": ["kind"], "oneOf": [{"$ref": "a.schema.json"}, {"$ref": "b.schema.json"}]}
+    found = changes({"x.schema.json": union, **records}, {"x.schema.json": union, **widened})
+    assert [(c.file, c.verdict) for c in found] == [("b.schema.json", "additive")]
+    inline = {
+        "oneOf": [
+            {"properties": {"kind": {"const": "a"}}},
+            {"properties": {"kind": {"const": "b"}, "n": {"maximum": 1}}},
+        ]
+    }
+    wider = json.loads(json.dumps(inline))
+    wider["oneOf"][1]["properties"]["n"]["maximum"] = 9
+    assert verdicts({**inline, "required": ["kind"]}, {**wider, "required": ["kind"]}) == [
+        ("additive", "/oneOf/1/properties/n/maximum")
+    ]
+    assert verdicts(inline, wider) == [("breaking", "/oneOf/1/properties/n/maximum")]
+
+
+def test_declaring_a_property_counts_where_unevaluated_properties_may_see_it():
+    old = {"unevaluatedProperties": False, "allOf": [{"properties": {"a": True}}]}
+    new = {"unevaluatedProperties": False, "allOf": [{"properties": {"a": True, "b": True}}]}
+    assert verdicts(old, new) == [("additive", "/allOf/0/properties/b")]
 
 
 def test_unknown_keys_refused_where_they_were_allowed_breaks():

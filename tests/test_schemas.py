@@ -55,7 +55,8 @@ def _undocumented(document):
         "/".join(map(str, (*path, "properties", prop)))
         for path, props in _property_maps(document)
         for prop, subschema in props.items()
-        if "description" not in subschema
+        # `true` declares a key in a condition (for strict validators) and says nothing of it.
+        if subschema is not True and "description" not in subschema
     ]
 
 

@@ -6,12 +6,14 @@ import argparse
 import difflib
 import importlib.metadata
 import importlib.util
+import json
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 VERSION = "v1"
@@ -103,6 +105,7 @@ def generate(destination: Path) -> None:
         for path in sorted(SCHEMA_DIR.glob("*.schema.json")):
             if path.name not in NOT_MODELLED:
                 shutil.copy(path, inputs / path.name)
+        with_discriminators(inputs)
         raw = Path(tmp) / "out"
         command = [
             sys.executable,
@@ -130,6 +133,50 @@ def generate(destination: Path) -> None:
                 else f'"""Models generated from schemas/{VERSION}."""\n'
             )
             (destination / path.name).write_text(header + body)
+
+
+def with_discriminators(folder: Path) -> None:
+    """Mark each union of records told apart by a required `const` tag with OpenAPI's `discriminator`.
+
+    The generator writes a discriminated union (one branch tried, by its tag) only from that keyword,
+    which is no JSON Schema keyword and which strict validators refuse, so the published schemas
+    say the same thing in plain JSON Schema: a `oneOf` of records, each fixing its tag with `const`,
+    the tag required and declared beside it. The copy the generator reads gets the keyword, and
+    loses the declaration, which would otherwise become a field of a model of its own.
+    """
+    documents = {path.name: json.loads(path.read_text(encoding="utf-8")) for path in folder.glob("*.schema.json")}
+
+    def tag_of(branch: Any, tag: str) -> Any:
+        if not isinstance(branch, dict) or set(branch) != {"$ref"} or branch["$ref"] not in documents:
+            return None
+        return documents[branch["$ref"]].get("properties", {}).get(tag, {}).get("const")
+
+    def mark(node: Any) -> None:
+        if isinstance(node, list):
+            for item in node:
+                mark(item)
+        if not isinstance(node, dict):
+            return
+        for value in node.values():
+            mark(value)
+        required, branches = node.get("required"), node.get("oneOf")
+        if not (isinstance(branches, list) and isinstance(required, list) and len(required) == 1):
+            return
+        tag = required[0]
+        tags = [tag_of(branch, tag) for branch in branches]
+        if None in tags or len(set(tags)) != len(tags):
+            return
+        node["discriminator"] = {
+            "propertyName": tag,
+            "mapping": {v: b["$ref"] for v, b in zip(tags, branches, strict=True)},
+        }
+        if node.get("type") == "object" and set(node.get("properties", {})) <= {tag}:
+            node.pop("type")
+            node.pop("properties", None)
+
+    for name, document in documents.items():
+        mark(document)
+        (folder / name).write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def drift(committed: Path, fresh: Path) -> list[str]:

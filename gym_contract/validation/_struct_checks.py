@@ -29,6 +29,11 @@ class UnsupportedSchemaError(NotImplementedError):
     """A subschema uses a keyword, or a combination, that the Struct compiler does not evaluate."""
 
 
+def constrains_nothing(schema: Any) -> bool:
+    """Whether a subschema takes every value: `true`, or an object of annotations only (a key declared, say)."""
+    return schema is True or (isinstance(schema, dict) and not (schema.keys() - ANNOTATIONS))
+
+
 def _json_type(value: Any) -> str | None:
     """The JSON type of a decoded value, or None for a raw payload whose type is not known."""
     if value is None:
@@ -102,7 +107,11 @@ def object_check(schema: Any, attributes: dict[str, str]) -> Check:
     if any(name not in attributes for name in named):
         raise UnsupportedSchemaError(f"a condition on keys {named} of an object that declares {sorted(attributes)}")
     required = [attributes[name] for name in schema.get("required", ())]
-    properties = [(attributes[name], value_check(sub)) for name, sub in schema.get("properties", {}).items()]
+    properties = [
+        (attributes[name], value_check(sub))
+        for name, sub in schema.get("properties", {}).items()
+        if not constrains_nothing(sub)
+    ]
     negated = object_check(schema["not"], attributes) if "not" in schema else None
     present = _all_present(required)
 

@@ -29,6 +29,7 @@ from gym_contract.validation._struct_checks import (
     Branch,
     UnsupportedSchemaError,
     branches_check,
+    constrains_nothing,
     object_checks,
     post_init,
 )
@@ -243,8 +244,17 @@ class _Compiler:
             raise UnsupportedSchemaError("anyOf beside oneOf")
         branches = [self.resolve(branch, resolver) for branch in schema[word]]
         tag_field = _common_tag(branch for branch, _ in branches)
-        # Beside the alternatives, only the requirement that the tag be there, which a tagged union makes.
-        if keys - {word, "required"} or (set(schema.get("required", ())) - {tag_field}):
+        # Beside the alternatives, only what a tagged union of Structs makes anyway: an object, the tag
+        # required, and the tag declared without a constraint (strict validators ask for both).
+        declared = schema.get("properties", {})
+        if (
+            keys - {word, "required", "type", "properties"}
+            or set(schema.get("required", ())) - {tag_field}
+            or schema.get("type", "object") != "object"
+            or ("type" in keys and tag_field is None)
+            or set(declared) - {tag_field}
+            or not all(constrains_nothing(sub) for sub in declared.values())
+        ):
             raise UnsupportedSchemaError(f"keywords {sorted(keys - {word})} beside {word}")
         if tag_field is None:
             if word == "oneOf":

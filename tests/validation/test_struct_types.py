@@ -7,6 +7,7 @@ import os
 from functools import cache
 from typing import Any
 
+import jsonschema
 import msgspec
 import pytest
 from hypothesis import given, settings
@@ -123,6 +124,27 @@ def test_a_model_call_reference_needs_an_id_or_a_response():
             decode(data)
 
 
+TAGGED_UNION: dict[str, Any] = {
+    "required": ["type"],
+    "oneOf": [
+        {"type": "object", "properties": {"type": {"const": "a"}}, "additionalProperties": False},
+        {"type": "object", "properties": {"type": {"const": "b"}, "n": {"type": "integer"}}},
+    ],
+}
+
+
+def test_a_tagged_union_may_declare_its_tag_and_type_as_strict_validators_ask():
+    declared = {**TAGGED_UNION, "type": "object", "properties": {"type": {"description": "which one"}}}
+    decoder = msgspec.json.Decoder(
+        compile_schema({"$id": "https://gym-contract.dev/schemas/v1/t.schema.json", **declared})
+    )
+    assert decoder.decode(b'{"type":"b","n":1}').n == 1
+    for refused in (b'{"type":"a","n":1}', b'{"type":"c"}', b'{"n":1}', b"[]"):
+        assert not jsonschema.Draft202012Validator(declared).is_valid(json.loads(refused))
+        with pytest.raises(msgspec.ValidationError):
+            decoder.decode(refused)
+
+
 @pytest.mark.parametrize(
     "schema",
     [
@@ -136,6 +158,10 @@ def test_a_model_call_reference_needs_an_id_or_a_response():
         {"type": "object", "properties": {"a": {}}, "if": {"required": ["b"]}, "then": {"required": ["a"]}},
         {"const": 1.5},
         {"$ref": "common.schema.json#/$defs/ModelServerRef", "required": ["name"]},
+        # Beside a tagged union only the tag, required and declared, and the object type it implies.
+        {**TAGGED_UNION, "properties": {"type": {"enum": ["a", "b"]}}},
+        {**TAGGED_UNION, "properties": {"type": True, "name": True}},
+        {**TAGGED_UNION, "type": "array"},
     ],
 )
 def test_a_keyword_the_compiler_does_not_check_is_refused_when_the_types_are_built(schema):

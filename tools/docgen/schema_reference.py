@@ -113,7 +113,7 @@ class SchemaPage:
 
     def fields_table(self, node: dict[str, Any]) -> list[str]:
         properties = node.get("properties", {})
-        if not properties:
+        if not properties or self.tagged_branches(node):  # a union's tag is told of in its rules
             return []
         required = set(node.get("required", []))
         lines = [
@@ -137,12 +137,13 @@ class SchemaPage:
         """What the object demands beyond its fields table, one bullet each."""
         found = []
         extra = node.get("additionalProperties")
-        if node.get("type") == "object" or "properties" in node:
+        tagged = self.tagged_branches(node)
+        if (node.get("type") == "object" or "properties" in node) and not tagged:
             if extra is False:
                 found.append("Unknown keys are rejected (`additionalProperties: false`).")
             elif extra is True or extra is None:
                 found.append("Keys not listed here are accepted and kept (`additionalProperties: true`).")
-        properties = node.get("properties", {})
+        properties = {} if tagged else node.get("properties", {})
         for name in node.get("required", []):
             if name not in properties:
                 found.append(f"{code(name)} is required.")
@@ -154,16 +155,31 @@ class SchemaPage:
             found.append(f"{code(name)} comes only together with {', '.join(code(n) for n in needs)}.")
         for keyword, word in (("oneOf", "exactly one"), ("anyOf", "at least one")):
             branches = node.get(keyword)
-            if branches and not node.get("properties"):
+            if branches and not properties:
                 options = ", ".join(dict.fromkeys(self.type_of(branch) for branch in branches))
                 found.append(f"Must match {word} of: {options}.")
-        discriminator = node.get("discriminator")
-        if isinstance(discriminator, dict) and isinstance(discriminator.get("mapping"), dict):
-            pairs = ", ".join(
-                f"{code(value)} → {self.ref(target)}" for value, target in discriminator["mapping"].items()
-            )
-            found.append(f"Told apart by {code(discriminator.get('propertyName', 'kind'))}: {pairs}.")
+        if tagged:
+            tag, pairs = tagged
+            shown = ", ".join(f"{code(value)} → {self.ref(target)}" for value, target in pairs)
+            found.append(f"Told apart by {code(tag)}: {shown}.")
         return [f"- {rule}" for rule in found]
+
+    def tagged_branches(self, node: dict[str, Any]) -> tuple[str, list[tuple[str, str]]] | None:
+        """The required tag of a `oneOf` of records and each record's value of it, when every branch fixes one."""
+        required, branches = node.get("required", []), node.get("oneOf", [])
+        if len(required) != 1 or not branches or any(set(branch) != {"$ref"} for branch in branches):
+            return None
+        pairs = []
+        for branch in branches:
+            file, _, pointer = branch["$ref"].partition("#")
+            target = load(file.removesuffix(SCHEMA_SUFFIX)) if file else self.document
+            for part in filter(None, pointer.split("/")):
+                target = target[part]
+            value = target.get("properties", {}).get(required[0], {}).get("const")
+            if not isinstance(value, str):
+                return None
+            pairs.append((value, branch["$ref"]))
+        return required[0], pairs
 
     def examples(self, node: dict[str, Any], target: str) -> list[str]:
         lines: list[str] = []

@@ -142,12 +142,13 @@ class InputVideo(ContractModel):
     model_config = ConfigDict(
         extra="allow",
         json_schema_extra={
-            "if": {"required": ["video_url"]},
+            "if": {"properties": {"video_url": True}, "required": ["video_url"]},
             "then": {
-                "not": {"required": ["video"]},
+                "not": {"properties": {"video": True}, "required": ["video"]},
                 "description": "input_video requires exactly one of video_url or video",
             },
             "else": {
+                "properties": {"video": True},
                 "required": ["video"],
                 "description": "input_video requires exactly one of video_url or video",
             },
