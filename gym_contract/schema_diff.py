@@ -143,7 +143,8 @@ class _Comparison:
     def keyword(self, keyword: str, before: Any, after: Any, at: Place, old: Any, new: Any) -> Found:
         where = pointer(*at)
         if keyword in _ANNOTATIONS:
-            yield where, "annotation", f"{keyword} changed"
+            done = "added" if before is _ABSENT else "removed" if after is _ABSENT else "changed"
+            yield where, "annotation", f"{keyword} {done}"
         elif keyword in ("properties", "$defs", "patternProperties", "dependentSchemas"):
             yield from self.named(keyword, _mapping(before), _mapping(after), at, old, new)
         elif keyword == "required":

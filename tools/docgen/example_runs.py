@@ -160,6 +160,7 @@ CONSOLE = {
     ],
     "schema-list": ["schema", "list"],
     "schema-show-id": ["schema", "show", "trajectory", "--id"],
+    "schema-diff": ["schema", "diff", "1.0"],
 }
 # Lines that differ from one run to the next: throughput, and the JSON report's timing fields.
 VOLATILE = re.compile(r'^(\s+[\d.,]+ MB (read, .* of JSON, )?in [\d.]+ s \(.*\)|\s+"(seconds|mb_per_s)": .*)$')
