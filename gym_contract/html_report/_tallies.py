@@ -30,19 +30,19 @@ def token_bin(count: int) -> int:
 
 
 def bin_label(number: int) -> str:
-    """How a bin reads on an axis: `0`, `1`, `2–3`, `4–7`, … or `unknown`."""
+    """How a bin reads on an axis: `0`, `1`, `2–4`, `4–8`, … `1k–2k` (from the first bound up to the second,
+    which belongs to the next bin), or `unknown`."""
     if number == UNKNOWN_BIN:
         return "unknown"
     if number <= 1:
         return str(number)
-    low, high = 1 << (number - 1), (1 << number) - 1
-    return f"{_short(low)}–{_short(high)}"
+    return f"{_short(1 << (number - 1))}–{_short(1 << number)}"
 
 
 def _short(value: int) -> str:
     for size, suffix in ((1 << 30, "G"), (1 << 20, "M"), (1 << 10, "k")):
         if value >= size:
-            return f"{value / size:.3g}{suffix}"
+            return f"{value // size}{suffix}"
     return str(value)
 
 
