@@ -8,6 +8,7 @@ content security policy forbids the page every network request. Needs the `repor
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,16 +75,20 @@ def write_html_report(
 
     Every count is over all records; ``sample`` rollouts (a uniform reservoir sample drawn with
     ``seed``, the page says so) are drawn in detail. Raises `ReportExtraMissing` without the
-    `report` extra, and `InputUnreadable` when an input cannot be opened; damaged lines are counted
-    and listed, never raised.
+    `report` extra, `InputUnreadable` when an input cannot be opened, and `FileNotFoundError`
+    (before reading) when ``output``'s folder does not exist; damaged lines are counted and listed,
+    never raised. The inputs are read in this process, front to back.
     """
     if sample < 0:
         raise ValueError(f"sample must be 0 or more, not {sample}")
     page = _page_module()
+    target = Path(output)
+    if not target.parent.is_dir():
+        # Said before the inputs are read, not after a pass over a gigabyte of them.
+        raise FileNotFoundError(errno.ENOENT, "no such folder", str(target.parent))
     tallies = Tallies(sample_size=sample, seed=seed)
     report = check_files(paths, kind, progress=progress, on_record=tallies.see)
     text = page.render(_context(report, tallies, fail_on, title))
-    target = Path(output)
     data = text.encode("utf-8")
     target.write_bytes(data)
     return HtmlReport(target, report, tallies.rollouts_seen, len(tallies.sample), len(data))

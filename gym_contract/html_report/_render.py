@@ -23,7 +23,9 @@ def render(context: dict[str, Any]) -> str:
     tallies: Tallies = context["tallies"]
     report = context["report"]
     charts: dict[str, Markup | None] = {
-        "diagnostics": _div(_figures.diagnostics_chart(context["by_code_and_severity"]), "chart-diagnostics"),
+        "diagnostics": _div(_figures.diagnostics_chart(context["by_code_and_severity"]), "chart-diagnostics")
+        if report.by_code
+        else None,
         "gaps": _div(_figures.gaps_chart(tallies), "chart-gaps") if context["gaps"] else None,
         "coverage": _div(_figures.coverage_heatmap(report.coverage), "chart-coverage")
         if report.coverage.total

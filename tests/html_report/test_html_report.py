@@ -250,3 +250,44 @@ def test_ci_installs_the_chromium_the_browser_test_opens():
     install = run.index("apt-get install")
     assert "chromium" in run[install : run.index("\n", install)]
     assert install < run.index("readme_test_command")
+
+
+def test_the_timeline_marks_compactions_and_gaps_and_names_what_has_no_time(tmp_path: Path):
+    def eventful(record: dict[str, Any]) -> None:
+        trajectory = record["ng_trajectory"]
+        root = trajectory["invocations"][0]["invocation_id"]
+        started = trajectory["model_calls"][0]["started_at"]
+        record["ng_agent_observations"]["records"].append(
+            {"kind": "context_compaction", "invocation_id": root, "observed_at": started + 1, "tokens_before": 9000}
+        )
+        trajectory["gaps"].append({"code": "tool_timing_unavailable", "invocation_id": root, "detail": "Grep"})
+        for name in ("started_at", "completed_at", "duration_ms"):
+            trajectory["tool_calls"][0][name] = None
+
+    source = tmp_path / "eventful.jsonl"
+    source.write_bytes(_line_with(eventful) + b"\n")
+    write_html_report([str(source)], tmp_path / "report.html")
+    text = (tmp_path / "report.html").read_text(encoding="utf-8")
+    timeline = text.split('id="chart-timeline-0"')[1].split("</script>")[0]
+    for trace in ("invocation", "model call", "tool call", "compaction", "gap"):
+        assert f'"name":"{trace}"' in timeline, trace
+    assert "compaction: 9000 → None tokens" in timeline
+    assert "gap tool_timing_unavailable: Grep" in timeline
+    assert "Not on the time axis, for want of a start or an end: tool call Task" in text
+
+
+def test_a_missing_output_folder_is_said_before_any_input_is_read(tmp_path: Path):
+    result = gym_contract("report", "-", "-o", str(tmp_path / "gone" / "report.html"), stdin=b"{not json\n")
+    assert result.returncode == 2
+    assert result.stderr.decode() == f"gym-contract: {tmp_path / 'gone'}: no such folder\n"
+
+
+def test_a_json_document_is_read_as_validate_reads_it(tmp_path: Path):
+    document = REPO / "docs" / "examples" / "bundle.json"
+    written = write_html_report([str(document)], tmp_path / "report.html")
+    timing = ("seconds", "mb_per_s")
+    drawn = {key: value for key, value in written.report.to_dict().items() if key not in timing}
+    assert drawn == {key: value for key, value in check_files([str(document)]).to_dict().items() if key not in timing}
+    assert written.report.records == 1
+    assert (written.rollouts, written.sampled) == (0, False)
+    assert page_of(tmp_path / "report.html").sampling == "No rollout or trajectory records to draw."
