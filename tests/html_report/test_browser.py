@@ -10,6 +10,7 @@ import io
 import json
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,36 +34,39 @@ DRAWN_MARKS = """divs => divs.map(div => [
 
 
 @pytest.fixture(scope="module")
-def chromium() -> str:
+def chromium() -> Iterator[Any]:
+    """Debian's Chromium, started once for the module."""
     if not Path(CHROMIUM).exists():
         if os.environ.get("CI"):
             pytest.fail(f"no Chromium at {CHROMIUM}: .ci/run installs Debian's chromium package")
         pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
-    return CHROMIUM
-
-
-def _open(chromium: str, page_path: Path, screenshot: bool = False) -> dict[str, Any]:
-    """Load the page as a reader would, and gather what the browser saw."""
-    seen: dict[str, Any] = {"console": [], "errors": [], "requests": [], "dialogs": []}
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.on("console", lambda message: seen["console"].append(f"{message.type}: {message.text}"))
-            page.on("pageerror", lambda error: seen["errors"].append(str(error)))
-            page.on("request", lambda request: seen["requests"].append(request.url))
-            page.on("dialog", lambda dialog: (seen["dialogs"].append(dialog.message), dialog.dismiss()))
-            page.goto(page_path.as_uri(), wait_until="load")
-            page.wait_for_function("document.querySelectorAll('.js-plotly-plot').length > 0")
-            seen["charts"] = page.eval_on_selector_all("div[id^='chart-']", DRAWN_MARKS)
-            if screenshot:
-                seen["png"] = page.screenshot(full_page=False)
-        finally:
-            browser.close()
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield browser
+        browser.close()
+
+
+def _open(chromium: Any, page_path: Path, screenshot: bool = False) -> dict[str, Any]:
+    """Load the page as a reader would, in a context of its own, and gather what the browser saw."""
+    seen: dict[str, Any] = {"console": [], "errors": [], "requests": [], "dialogs": []}
+    context = chromium.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.on("console", lambda message: seen["console"].append(f"{message.type}: {message.text}"))
+        page.on("pageerror", lambda error: seen["errors"].append(str(error)))
+        page.on("request", lambda request: seen["requests"].append(request.url))
+        page.on("dialog", lambda dialog: (seen["dialogs"].append(dialog.message), dialog.dismiss()))
+        page.goto(page_path.as_uri(), wait_until="load")
+        page.wait_for_function("document.querySelectorAll('.js-plotly-plot').length > 0")
+        seen["charts"] = page.eval_on_selector_all("div[id^='chart-']", DRAWN_MARKS)
+        if screenshot:
+            seen["png"] = page.screenshot(full_page=False)
+    finally:
+        context.close()
     return seen
 
 
-def test_the_example_report_opens_offline_with_every_chart_drawn(chromium: str, tmp_path: Path):
+def test_the_example_report_opens_offline_with_every_chart_drawn(chromium: Any, tmp_path: Path):
     output = tmp_path / "report.html"
     written = write_html_report([str(EXAMPLES / "rollouts.jsonl"), str(EXAMPLES / "damaged_rollouts.jsonl")], output)
     seen = _open(chromium, output, screenshot=True)
@@ -77,7 +81,7 @@ def test_the_example_report_opens_offline_with_every_chart_drawn(chromium: str, 
     assert len(colours) > 50  # text, bars and the verdict: far more than a blank or one-colour page
 
 
-def test_a_hostile_name_runs_nothing_in_the_browser(chromium: str, tmp_path: Path):
+def test_a_hostile_name_runs_nothing_in_the_browser(chromium: Any, tmp_path: Path):
     record = json.loads((EXAMPLES / "rollouts.jsonl").read_bytes().splitlines()[0])
     record["ng_agent_observations"]["source"] = HOSTILE
     record["ng_trajectory"]["invocations"][0]["conversation"][0]["content"] = HOSTILE
