@@ -33,6 +33,11 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "gym-contract coverage --by agent --explain C5 examples/rollouts.jsonl",
         "gym-contract coverage --format markdown examples/rollouts.jsonl",
     ),
+    "report": (
+        "gym-contract report examples/rollouts.jsonl -o report.html",
+        "gym-contract report --sample 2 --seed 7 -o report.html"
+        " examples/rollouts.jsonl examples/damaged_rollouts.jsonl",
+    ),
     "lineage": (
         "gym-contract lineage examples/capture/7-0.capture.jsonl",
         "gym-contract lineage --format json examples/capture/12-0.capture.jsonl",

@@ -11,8 +11,8 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-from gym_contract._vocabulary import CRITERIA
-from gym_contract.cli._common import positive
+from gym_contract._vocabulary import CRITERIA, KINDS
+from gym_contract.cli._common import count, positive
 
 
 def _deferred(module: str, name: str) -> Callable[[argparse.Namespace], int]:
@@ -27,7 +27,14 @@ def _deferred(module: str, name: str) -> Callable[[argparse.Namespace], int]:
 
 def register_all(commands: Any) -> None:
     """Add every command these parsers describe to the subcommands of `gym-contract`."""
-    for register in (register_outcome, register_evidence, register_observe, register_lineage, register_coverage):
+    for register in (
+        register_outcome,
+        register_evidence,
+        register_observe,
+        register_lineage,
+        register_coverage,
+        register_report,
+    ):
         register(commands)
 
 
@@ -187,6 +194,41 @@ def register_coverage(commands: Any) -> None:
     )
     engine_arguments(parser)
     parser.set_defaults(handler=_deferred("gym_contract.cli._coverage", "_coverage"))
+
+
+def register_report(commands: Any) -> None:
+    parser = commands.add_parser(
+        "report",
+        help="write one self-contained HTML page of charts: diagnostics, gaps, coverage, tokens, rollout timelines",
+        description="Check rollout records (JSON, JSONL, .gz, .zst or - for stdin) as validate does and write one "
+        "HTML file that opens offline: the verdict and counts, diagnostics by code with their docs links, "
+        "evidence gaps by code and producer, the C1–C7 coverage heat map, token histograms per field and "
+        "producer, and a sample of rollouts drawn in detail (the invocation tree on a time axis, each "
+        'invocation\'s conversation). Needs pip install "gym-contract[report]". Exit 0 when nothing reaches '
+        "--fail-on, 1 when something does, 2 when an input cannot be opened or the extra is missing.",
+    )
+    parser.add_argument("paths", nargs="+", metavar="ROLLOUTS.jsonl", help="input files; - for stdin")
+    parser.add_argument("-o", "--output", required=True, metavar="REPORT.html", help="the HTML file to write")
+    parser.add_argument(
+        "--sample",
+        type=count,
+        default=20,
+        metavar="N",
+        help="rollouts drawn in detail, a uniform random sample when there are more (default 20); all are counted",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, metavar="N", help="seed of the sample: the same seed draws the same rollouts"
+    )
+    parser.add_argument("--kind", choices=KINDS, help="kind of every record (default: told from each record's shape)")
+    parser.add_argument(
+        "--fail-on",
+        choices=("error", "warning"),
+        default="error",
+        help="the least severe diagnostic that makes the verdict FAIL and the exit status 1 (default error)",
+    )
+    parser.add_argument("--title", default="Rollout report", help="the page's title (default: Rollout report)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar and no line saying what was written")
+    parser.set_defaults(handler=_deferred("gym_contract.cli._html_report", "_report"))
 
 
 def engine_arguments(parser: argparse.ArgumentParser) -> None:

@@ -24,6 +24,9 @@ DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 InputUnreadable = _sources.InputUnreadable
 Progress = Callable[[int, int | None], None]
 """Called with (bytes consumed so far over all inputs, total bytes on disk or None when unknown)."""
+RecordSeen = Callable[[str | None, dict[str, Any], list[Diagnostic], str | None, int | None], None]
+"""Called for every record checked, after it is counted, with its kind, the record (opaque payloads
+may be `msgspec.Raw`), its located diagnostics, its input's name and its line."""
 
 # Below this size a file is not worth the cost of starting worker processes.
 _PARALLEL_MIN_BYTES = 1024 * 1024
@@ -39,6 +42,7 @@ class _Options:
     now: float
     fast: bool
     per_record: bool
+    on_record: RecordSeen | None = None
 
     def report(self) -> Report:
         return Report(max_diagnostics=self.max_diagnostics, per_record=self.per_record)
@@ -55,6 +59,7 @@ def check_files(
     now: float | None = None,
     fast: bool = True,
     per_record: bool = False,
+    on_record: RecordSeen | None = None,
 ) -> Report:
     """Check every record of every input; raise `InputUnreadable` if an input cannot be opened at all.
 
@@ -65,10 +70,15 @@ def check_files(
     structurally valid lines skip building Python objects for opaque payloads; the report is the
     same either way. ``per_record`` keeps, for every record with a diagnostic, its worst severity
     (`Report.flagged`), which a report with a test case per record needs; it costs memory per such record.
+    ``on_record`` sees every record as it is checked (`RecordSeen`), in input order; it needs ``jobs`` 1,
+    since records checked in a worker process are never seen by this one.
     """
     if kind is not None and kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
-    options = _Options(kind, max_diagnostics, max_line_bytes, time.time() if now is None else now, fast, per_record)
+    if on_record is not None and jobs != 1:
+        raise ValueError("on_record sees the records of one process: give jobs=1")
+    moment = time.time() if now is None else now
+    options = _Options(kind, max_diagnostics, max_line_bytes, moment, fast, per_record, on_record)
     started = time.perf_counter()
     sizes = [_sources.size_on_disk(path) for path in paths]
     total = None if None in sizes else sum(s for s in sizes if s is not None)
@@ -204,6 +214,8 @@ def check_data(
         return hint
     located = [d.at(line=line, record=index, source=name) for d in checked.diagnostics]
     report.add_record(checked.kind, checked.record, located)
+    if options.on_record is not None:
+        options.on_record(checked.kind, checked.record, located, name, line)
     return checked.kind
 
 
@@ -215,6 +227,8 @@ def _check_entry(report: Report, entry: Any, line: int | None, index: int, name:
     kind = options.kind or detect_kind(entry)
     diagnostics = [d.at(line=line, record=index, source=name) for d in iter_diagnostics(entry, kind, now=options.now)]
     report.add_record(kind, entry, diagnostics)
+    if options.on_record is not None and isinstance(entry, dict):
+        options.on_record(kind, entry, diagnostics, name, line)
 
 
 # ------------------------------------------------------------------------------------------ parallel

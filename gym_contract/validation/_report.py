@@ -105,8 +105,12 @@ class Report:
             worst = max((diagnostic.severity for diagnostic in diagnostics), key=_RANK.__getitem__)
             self.flagged[(located.source, located.record)] = (worst, located.line, False)
         if isinstance(record, dict):
-            self._tally_evidence(kind, record)
+            self.add_evidence(kind, record)
             self._rate_coverage(kind, record)
+
+    def add_evidence(self, kind: str | None, record: dict[str, Any]) -> None:
+        """Count one record's gaps, model calls and tokens, as `add_record` does, without counting the record."""
+        self._tally_evidence(kind, record)
 
     def _rate_coverage(self, kind: str | None, record: dict[str, Any]) -> None:
         """Grouped by observation source only: the agent name lies outside the contract, and the fast path drops it."""
