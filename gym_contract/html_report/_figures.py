@@ -60,15 +60,7 @@ def diagnostics_chart(by_code_and_severity: dict[tuple[str, str], int]) -> go.Fi
                 name=severity,
                 marker_color=SEVERITY_COLOURS[severity],
             )
-    figure.update_layout(
-        _LAYOUT,
-        title="Diagnostics by code",
-        barmode="stack",
-        height=120 + 28 * len(codes),
-        yaxis={"autorange": "reversed", "automargin": True},
-        xaxis_title="diagnostics",
-    )
-    return figure
+    return _stacked_rows(figure, "Diagnostics by code", "diagnostics", len(codes), 120)
 
 
 def _total(counts: dict[tuple[str, str], int], code: str) -> int:
@@ -86,13 +78,18 @@ def gaps_chart(tallies: Tallies) -> go.Figure:
         counts = [gaps.get((code, producer), 0) for code in codes]
         if any(counts):
             figure.add_bar(y=[shown(code) for code in codes], x=counts, orientation="h", name=shown(producer))
+    return _stacked_rows(figure, "Evidence gaps by code and producer", "gaps reported", len(codes), 140)
+
+
+def _stacked_rows(figure: go.Figure, title: str, counted: str, rows: int, room: int) -> go.Figure:
+    """Horizontal bars stacked per row, the first row on top, each row as tall as the others whatever their number."""
     figure.update_layout(
         _LAYOUT,
-        title="Evidence gaps by code and producer",
+        title=title,
         barmode="stack",
-        height=140 + 28 * len(codes),
+        height=room + 28 * rows,
         yaxis={"autorange": "reversed", "automargin": True},
-        xaxis_title="gaps reported",
+        xaxis_title=counted,
     )
     return figure
 
