@@ -157,7 +157,7 @@ def test_law_bundle_to_atif_to_bundle_keeps_invocations_tool_calls_timings_and_g
         assert normalised(back) == normalised(bundle)
 
 
-def test_law_counter_example_a_function_call_output_before_its_call_is_kept_in_place():
+def test_an_output_written_before_its_call_survives_the_round_trip():
     bundle = {
         "source": "pi",
         "records": [
