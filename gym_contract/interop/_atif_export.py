@@ -108,7 +108,7 @@ class _Steps:
             index = self._agent_step(item)
             self.steps[index].setdefault("tool_calls", []).append(self._tool_call(item))
             self.step_of_call.setdefault(item["call_id"], index)
-        elif kind == "function_call_output" and item.get("call_id") in self.step_of_call:
+        elif kind == "function_call_output" and text(item.get("call_id")) in self.step_of_call:
             index = self.step_of_call[item["call_id"]]
             output = item.get("output")
             self._result(index, {"source_call_id": item["call_id"], "content": _output_text(output)})
@@ -223,12 +223,12 @@ class _Writer:
         self.invocation_ids = {invocation["invocation_id"] for invocation in evidence.invocations}
         self.children: dict[Any, list[dict[str, Any]]] = {}
         for invocation in evidence.invocations:
-            parent = invocation.get("parent_invocation_id")
+            parent = text(invocation.get("parent_invocation_id"))
             if parent in self.invocation_ids and parent != invocation["invocation_id"]:
                 self.children.setdefault(parent, []).append(invocation)
         self.tools_of: dict[Any, dict[str, dict[str, Any]]] = {}
         for tool in evidence.tool_calls:
-            self.tools_of.setdefault(tool.get("invocation_id"), {})[tool["tool_call_id"]] = tool
+            self.tools_of.setdefault(text(tool.get("invocation_id")), {})[tool["tool_call_id"]] = tool
         self.written: set[str] = set()
 
     def agent(self, calls: list[ModelCall]) -> dict[str, Any]:
@@ -239,18 +239,37 @@ class _Writer:
             agent["model_name"] = models.pop()
         return agent
 
-    def document(self, invocation: dict[str, Any]) -> dict[str, Any]:
+    def document(self, top: dict[str, Any]) -> dict[str, Any]:
+        """The document of ``top`` with its subagents embedded, built without recursion (trees may be deep)."""
+        order: list[dict[str, Any]] = []
+        embeds: dict[str, list[dict[str, Any]]] = {}  # invocation id -> the children embedded in its document
+        stack = [top]
+        self.written.add(top["invocation_id"])
+        while stack:
+            invocation = stack.pop()
+            order.append(invocation)
+            mine = embeds.setdefault(invocation["invocation_id"], [])
+            for child in self.children.get(invocation["invocation_id"], []):
+                if child["invocation_id"] in self.written:
+                    continue  # a cycle through parent links: the invocation is already written above
+                self.written.add(child["invocation_id"])
+                mine.append(child)
+                stack.append(child)
+        built: dict[str, dict[str, Any]] = {}
+        for invocation in reversed(order):  # children before their parents
+            invocation_id = invocation["invocation_id"]
+            built[invocation_id] = self._one(
+                invocation, [(child, built[child["invocation_id"]]) for child in embeds[invocation_id]]
+            )
+        return built[top["invocation_id"]]
+
+    def _one(self, invocation: dict[str, Any], embedded: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
         invocation_id = invocation["invocation_id"]
-        self.written.add(invocation_id)
         steps = _Steps(self.tools_of.get(invocation_id, {}))
         for item in objects(invocation.get("conversation")):
             steps.add(item)
-        embedded = []
-        for child in self.children.get(invocation_id, []):
-            if child["invocation_id"] in self.written:
-                continue  # a cycle through parent links: the invocation is already written above
+        for child, _ in embedded:
             steps.spawn(text(child.get("spawned_by_tool_call_id")), child["invocation_id"])
-            embedded.append(self.document(child))
         calls = self.calls_of.get(invocation_id, [])
         claimed: set[int] = set()
         for step_index, step in enumerate(steps.steps):
@@ -278,7 +297,7 @@ class _Writer:
         }
         _with_extra(document, kept)
         if embedded:
-            document["subagent_trajectories"] = embedded
+            document["subagent_trajectories"] = [child_document for _, child_document in embedded]
         return {key: value for key, value in document.items() if value is not None}
 
     def root(self) -> dict[str, Any]:
@@ -286,7 +305,7 @@ class _Writer:
         tops = [
             invocation
             for invocation in evidence.invocations
-            if invocation.get("parent_invocation_id") not in self.invocation_ids
+            if text(invocation.get("parent_invocation_id")) not in self.invocation_ids
             or invocation.get("parent_invocation_id") == invocation["invocation_id"]
         ]
         documents = [self.document(invocation) for invocation in tops]
@@ -315,7 +334,7 @@ class _Writer:
             "task_id": evidence.task_id,
             "gaps": evidence.gaps,
             "records": evidence.records
-            + [tool for tool in evidence.tool_calls if tool.get("invocation_id") not in invocation_ids],
+            + [tool for tool in evidence.tool_calls if text(tool.get("invocation_id")) not in invocation_ids],
             "unowned_model_calls": [call.summary() for call in self.unowned],
             "turns": [
                 {key: value for key, value in turn.items() if key not in ("question", "answer")}

@@ -36,12 +36,23 @@ def _expect(value: Any, kind: type, pointer: str, what: str) -> None:
     )
 
 
-def check_atif(document: Any, pointer: str = "") -> None:
+def check_atif(document: Any) -> None:
     """Raise `AtifError` unless ``document`` has the shape of an ATIF trajectory of a version this package reads.
 
     Only the fields the reader uses are checked, and only for their JSON types; the ATIF models
-    themselves check the rest.
+    themselves check the rest. Embedded subagent trajectories are checked as documents of their own.
     """
+    pending = [(document, "")]
+    while pending:  # no recursion: embedded trajectories may nest deep
+        current, pointer = pending.pop()
+        _check_one(current, pointer)
+        embedded = current.get("subagent_trajectories")
+        if embedded is not None:
+            _expect(embedded, list, f"{pointer}/subagent_trajectories", "expected a list of trajectories")
+            pending += [(item, f"{pointer}/subagent_trajectories/{n}") for n, item in enumerate(embedded)][::-1]
+
+
+def _check_one(document: Any, pointer: str) -> None:
     _expect(document, dict, pointer, "expected an ATIF trajectory object")
     version = document.get("schema_version")
     _expect(version, str, f"{pointer}/schema_version", "expected the ATIF version string")
@@ -59,7 +70,10 @@ def check_atif(document: Any, pointer: str = "") -> None:
         _expect(step.get("step_id"), int, f"{where}/step_id", "expected the step's number")
         _require(step.get("source") in _SOURCES, f"{where}/source", "expected system, user or agent")
         _require(isinstance(step.get("message"), (str, list)), f"{where}/message", "expected a string or content parts")
-        for position, call in enumerate(step.get("tool_calls") or []):
+        calls = step.get("tool_calls")
+        if calls is not None:
+            _expect(calls, list, f"{where}/tool_calls", "expected a list of tool calls")
+        for position, call in enumerate(calls or []):
             _expect(call, dict, f"{where}/tool_calls/{position}", "expected a tool call object")
             _expect(call.get("tool_call_id"), str, f"{where}/tool_calls/{position}/tool_call_id", "expected an id")
             _expect(call.get("function_name"), str, f"{where}/tool_calls/{position}/function_name", "expected a name")
@@ -67,8 +81,6 @@ def check_atif(document: Any, pointer: str = "") -> None:
         if observation is not None:
             _expect(observation, dict, f"{where}/observation", "expected an observation object")
             _expect(observation.get("results"), list, f"{where}/observation/results", "expected a list of results")
-    for index, embedded in enumerate(document.get("subagent_trajectories") or []):
-        check_atif(embedded, f"{pointer}/subagent_trajectories/{index}")
 
 
 class _Reader:
@@ -90,7 +102,16 @@ class _Reader:
             invocation_id = f"{wanted}-{number}"
         return invocation_id
 
-    def read(self, document: dict[str, Any], parent: str | None, spawned_by: str | None, fallback: str) -> None:
+    def read(self, document: dict[str, Any], fallback: str) -> None:
+        """Every invocation of the document and of the trajectories embedded in it, without recursion."""
+        pending: list[tuple[dict[str, Any], str | None, str | None, str]] = [(document, None, None, fallback)]
+        while pending:
+            pending += self._read_one(*pending.pop())[::-1]
+
+    def _read_one(
+        self, document: dict[str, Any], parent: str | None, spawned_by: str | None, fallback: str
+    ) -> list[tuple[dict[str, Any], str | None, str | None, str]]:
+        """One trajectory's invocation, tool calls and gaps; its embedded trajectories, still to read."""
         kept = gym_extra(document)
         ours = "invocation" in kept
         invocation = obj(kept.get("invocation"))
@@ -135,10 +156,12 @@ class _Reader:
                 }
             )
             self.gap("invocation_outcome_unavailable", invocation_id, None)
-        for index, embedded in enumerate(objects(document.get("subagent_trajectories"))):
-            child = text(embedded.get("trajectory_id"))
+        embedded = []
+        for index, child_document in enumerate(objects(document.get("subagent_trajectories"))):
+            child = text(child_document.get("trajectory_id"))
             fallback_id = f"{invocation_id or 'rollout'}.subagent{index + 1}"
-            self.read(embedded, invocation_id, spawns.get(child) if child else None, fallback_id)
+            embedded.append((child_document, invocation_id, spawns.get(child) if child else None, fallback_id))
+        return embedded
 
     def _foreign_step(self, step: dict[str, Any], invocation_id: str | None) -> None:
         """Gaps for what a step of a document written elsewhere cannot say in the contract's terms."""
@@ -179,7 +202,7 @@ def from_atif(document: Any) -> dict[str, Any]:
     """
     check_atif(document)
     reader = _Reader()
-    reader.read(document, None, None, text(document.get("session_id")) or "root")
+    reader.read(document, text(document.get("session_id")) or "root")
     kept = gym_extra(document)
     gaps = objects(kept.get("gaps")) + reader.gaps if "invocation" in kept else reader.gaps
     return {

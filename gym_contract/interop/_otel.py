@@ -201,12 +201,13 @@ def _rollout_trace(evidence: Evidence, key: str) -> list[dict[str, Any]]:
         spans[invocation_id] = trace.span(
             f"invocation {invocation_id}", name, None, None, None, attributes, error=error
         )
+    parent_of = {i["invocation_id"]: text(i.get("parent_invocation_id")) for i in evidence.invocations}
     for invocation in evidence.invocations:  # parents once every span exists; a cycle hangs off the rollout
-        seen, parent = {invocation["invocation_id"]}, invocation.get("parent_invocation_id")
+        seen, parent = {invocation["invocation_id"]}, parent_of[invocation["invocation_id"]]
         while parent in ids and parent not in seen:
             seen.add(parent)
-            parent = next(i.get("parent_invocation_id") for i in evidence.invocations if i["invocation_id"] == parent)
-        linked = invocation.get("parent_invocation_id") if parent not in seen else None
+            parent = parent_of[parent]
+        linked = parent_of[invocation["invocation_id"]] if parent not in seen else None
         holder = spans.get(linked, root) if linked is not None else root
         spans[invocation["invocation_id"]]["parentSpanId"] = holder["spanId"]
         children.setdefault(holder["spanId"], []).append(spans[invocation["invocation_id"]])
@@ -215,19 +216,22 @@ def _rollout_trace(evidence: Evidence, key: str) -> list[dict[str, Any]]:
         holder = spans.get(owners.get(ordinal, ""), root)
         children.setdefault(holder["spanId"], []).append(_call_span(trace, call, holder["spanId"], ordinal))
     for tool in evidence.tool_calls:
-        holder = spans.get(tool.get("invocation_id"), root)
+        holder = spans.get(text(tool.get("invocation_id")), root)
         children.setdefault(holder["spanId"], []).append(_tool_span(trace, tool, holder["spanId"]))
     durations = {spans[i["invocation_id"]]["spanId"]: finite(i.get("duration_ms")) for i in evidence.invocations}
 
-    def derive(span: dict[str, Any]) -> None:  # innermost first, so that a parent encloses derived children
-        for child in children.get(span["spanId"], []):
-            derive(child)
+    # Innermost first, so that a parent encloses the times derived for its children; no recursion, as
+    # invocation trees may be deep.
+    order, stack = [], [root]
+    while stack:
+        span = stack.pop()
+        order.append(span)
+        stack.extend(children.get(span["spanId"], []))
+    for span in reversed(order):
         if span["startTimeUnixNano"] == "0":
             _enclose(span, children.get(span["spanId"], []), durations.get(span["spanId"]))
-
-    derive(root)
     for gap in evidence.gaps:
-        holder = spans.get(gap.get("invocation_id"), root)
+        holder = spans.get(text(gap.get("invocation_id")), root)
         event = {
             "gap.code": gap.get("code"),
             "gap.invocation_id": gap.get("invocation_id"),

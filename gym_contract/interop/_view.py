@@ -98,23 +98,22 @@ class Evidence:
         id, and only when exactly one call fits: the join's rule, never a guess by time or position.
         """
         by_id: dict[str, list[int]] = {}
-        by_response: dict[tuple[Any, Any, Any], list[int]] = {}
+        by_response: dict[tuple[str | None, str | None, str | None], list[int]] = {}
         for index, call in enumerate(self.calls):
             if call.model_call_id:
                 by_id.setdefault(call.model_call_id, []).append(index)
             if call.response_id and call.model_ref is not None:
-                key = (call.model_ref.get("type"), call.model_ref.get("name"), call.response_id)
-                by_response.setdefault(key, []).append(index)
+                server_key = (text(call.model_ref.get("type")), text(call.model_ref.get("name")), call.response_id)
+                by_response.setdefault(server_key, []).append(index)
         owned: dict[int, str] = {}
         for invocation in self.invocations:
-            for ref in invocation.get("model_calls") or []:
-                if not isinstance(ref, dict):
-                    continue
+            for ref in objects(invocation.get("model_calls")):
                 server = obj(ref.get("model_ref")) or {}
-                if ref.get("model_call_id"):
+                if text(ref.get("model_call_id")):
                     candidates = by_id.get(ref["model_call_id"], [])
                 else:
-                    candidates = by_response.get((server.get("type"), server.get("name"), ref.get("response_id")), [])
+                    key = (text(server.get("type")), text(server.get("name")), text(ref.get("response_id")))
+                    candidates = by_response.get(key, [])
                 if len(candidates) == 1 and candidates[0] not in owned:
                     owned[candidates[0]] = invocation["invocation_id"]
         return owned
@@ -159,8 +158,9 @@ def _captured_call(call: dict[str, Any]) -> ModelCall:
     )
 
 
-def _gap_key(gap: dict[str, Any]) -> tuple[Any, Any, Any]:
-    return gap.get("code"), gap.get("invocation_id"), gap.get("detail")
+def _gap_key(gap: dict[str, Any]) -> tuple[str, str, str]:
+    """A gap's identity (code, invocation, detail), hashable whatever the values are."""
+    return repr(gap.get("code")), repr(gap.get("invocation_id")), repr(gap.get("detail"))
 
 
 def _add_gaps(evidence: Evidence, gaps: list[dict[str, Any]]) -> None:
@@ -172,7 +172,7 @@ def _add_gaps(evidence: Evidence, gaps: list[dict[str, Any]]) -> None:
 def _add_records(evidence: Evidence, records: list[dict[str, Any]]) -> None:
     """Invocations and tool calls of one more attachment: the first report of an id wins, others are kept aside."""
     invocation_ids = {invocation["invocation_id"] for invocation in evidence.invocations}
-    tool_keys = {(tool.get("invocation_id"), tool.get("tool_call_id")) for tool in evidence.tool_calls}
+    tool_keys = {(repr(tool.get("invocation_id")), tool.get("tool_call_id")) for tool in evidence.tool_calls}
     for record in records:
         kind = record.get("kind", "agent_invocation" if "conversation" in record else None)
         if kind == "agent_invocation" and isinstance(record.get("invocation_id"), str):
@@ -181,7 +181,7 @@ def _add_records(evidence: Evidence, records: list[dict[str, Any]]) -> None:
             invocation_ids.add(record["invocation_id"])
             evidence.invocations.append(record)
         elif kind == "tool_call" and isinstance(record.get("tool_call_id"), str):
-            key = (record.get("invocation_id"), record["tool_call_id"])
+            key = (repr(record.get("invocation_id")), record["tool_call_id"])
             if key in tool_keys:
                 continue
             tool_keys.add(key)
