@@ -206,7 +206,7 @@ def from_atif(document: Any) -> dict[str, Any]:
     kept = gym_extra(document)
     gaps = objects(kept.get("gaps")) + reader.gaps if "invocation" in kept else reader.gaps
     return {
-        "source": text(kept.get("source")) or document["agent"]["name"],
+        "source": source if (source := text(kept.get("source"))) is not None else document["agent"]["name"],
         "records": reader.invocations + reader.tools + reader.records + objects(kept.get("records")),
         "gaps": gaps,
     }

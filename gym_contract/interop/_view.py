@@ -170,19 +170,32 @@ def _add_gaps(evidence: Evidence, gaps: list[dict[str, Any]]) -> None:
 
 
 def _add_records(evidence: Evidence, records: list[dict[str, Any]]) -> None:
-    """Invocations and tool calls of one more attachment: the first report of an id wins, others are kept aside."""
-    invocation_ids = {invocation["invocation_id"] for invocation in evidence.invocations}
-    tool_keys = {(repr(tool.get("invocation_id")), tool.get("tool_call_id")) for tool in evidence.tool_calls}
+    """Invocations and tool calls of one more attachment.
+
+    An id another attachment already reported is the same fact told twice (a bundle and the
+    trajectory projected from it): the first report stands. An id repeated within this attachment is
+    a second, different report, and is kept aside with the other records, never dropped.
+    """
+    earlier_invocations = {invocation["invocation_id"] for invocation in evidence.invocations}
+    earlier_tools = {(repr(tool.get("invocation_id")), tool.get("tool_call_id")) for tool in evidence.tool_calls}
+    invocation_ids: set[str] = set()
+    tool_keys: set[tuple[str, str]] = set()
     for record in records:
         kind = record.get("kind", "agent_invocation" if "conversation" in record else None)
         if kind == "agent_invocation" and isinstance(record.get("invocation_id"), str):
+            if record["invocation_id"] in earlier_invocations:
+                continue
             if record["invocation_id"] in invocation_ids:
+                evidence.records.append(record)
                 continue
             invocation_ids.add(record["invocation_id"])
             evidence.invocations.append(record)
         elif kind == "tool_call" and isinstance(record.get("tool_call_id"), str):
             key = (repr(record.get("invocation_id")), record["tool_call_id"])
+            if key in earlier_tools:
+                continue
             if key in tool_keys:
+                evidence.records.append(record)
                 continue
             tool_keys.add(key)
             evidence.tool_calls.append(record)
@@ -218,6 +231,8 @@ def evidence_of(value: Any) -> Evidence:
     """
     value = _json(value)
     kind = detect_kind(value)
+    if kind is None and isinstance(value, dict) and isinstance(value.get("source"), str) and set(value) == {"source"}:
+        kind = "bundle"  # a bundle of defaults only: no records, no gaps
     evidence = Evidence()
     if kind == "bundle":
         evidence.gaps = list(objects(value.get("gaps")))  # one attachment: its gaps exactly, repeats included

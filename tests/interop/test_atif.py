@@ -8,12 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 
 from gym_contract.interop import ATIF_VERSIONS, AtifError, from_atif, to_atif
 from gym_contract.models import AgentObservationBundle
 from gym_contract.validation import iter_diagnostics
 from tests.rollout_strategies import rollouts
+from tests.schema_instances import schema_instances
 from tests.support import REPO
 
 ATIF_DATA = REPO / "tests" / "data" / "atif"
@@ -155,6 +156,32 @@ def test_law_bundle_to_atif_to_bundle_keeps_invocations_tool_calls_timings_and_g
         back = from_atif(to_atif(bundle, version))
         assert errors(back) == []
         assert normalised(back) == normalised(bundle)
+
+
+# Drawing whole bundles from the schema costs about 0.3 s each: a sixth of the profile's examples here,
+# the rollouts() law above takes the full count.
+@settings(max_examples=max(1, settings().max_examples // 6))
+@given(schema_instances("agent_observations"))
+def test_law_any_valid_bundle_the_schema_allows_survives_the_round_trip(bundle):
+    # Every conversation item type, hosted tools and training variants included, and ids of any text.
+    if errors(bundle):
+        return
+    back = from_atif(to_atif(bundle))
+    assert errors(back) == []
+    assert normalised(back) == normalised(bundle)
+
+
+def test_law_counter_example_a_bundle_of_defaults_only_is_a_bundle_and_keeps_its_empty_source():
+    bundle = {"source": ""}
+    assert to_atif(bundle)["extra"]["gym_contract"]["source"] == ""
+    assert normalised(from_atif(to_atif(bundle))) == normalised(bundle)
+
+
+def test_law_counter_example_a_tool_call_reported_twice_in_one_bundle_is_kept_twice():
+    tool = {"invocation_id": "", "kind": "tool_call", "tool_call_id": ""}
+    bundle = {"source": "", "records": [tool, dict(tool)]}
+    back = from_atif(to_atif(bundle))
+    assert [record for record in back["records"] if record["kind"] == "tool_call"] == [tool, tool]
 
 
 def test_an_output_written_before_its_call_survives_the_round_trip():
