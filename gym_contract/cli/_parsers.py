@@ -125,10 +125,10 @@ def register_observe(commands: Any) -> None:
     """Add `observe` and its harnesses to the subcommands of `gym-contract`."""
     observe = commands.add_parser(
         "observe",
-        help="turn a harness's own artifacts into ng_agent_observations, ng_agent_outcome and a run summary",
-        description="Read what a harness left behind and print one JSON document: the ng_agent_observations "
-        "bundle, the ng_agent_outcome and the run summary. Exit 1 when the document breaks the contract, "
-        "2 when an input cannot be read.",
+        help="turn a harness's own artifacts (or an ATIF trajectory) into ng_agent_observations",
+        description="Read what a harness left behind and print it as contract data in one JSON document: for "
+        "claude-code the ng_agent_observations bundle, the ng_agent_outcome and the run summary; for atif the "
+        "bundle. Exit 1 when the document breaks the contract, 2 when an input cannot be read.",
     )
     harnesses = observe.add_subparsers(dest="harness", metavar="HARNESS", required=True)
     claude = harnesses.add_parser(
