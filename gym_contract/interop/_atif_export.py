@@ -100,9 +100,8 @@ class _Steps:
             self.steps[index]["message"] = _text_of(item.get("content"))
         elif kind == "reasoning":
             index = self._agent_step(item)
-            texts = [
-                part["text"] for key in ("summary", "content") for part in objects(item.get(key)) if "text" in part
-            ]
+            parts = [part for key in ("summary", "content") for part in objects(item.get(key))]
+            texts = [part["text"] for part in parts if isinstance(part.get("text"), str)]
             self.steps[index]["reasoning_content"] = "\n".join(texts)
         elif kind == "function_call" and isinstance(item.get("call_id"), str):
             index = self._agent_step(item)

@@ -55,3 +55,11 @@ def test_a_chain_of_thousands_of_subagents_needs_no_recursion():
     assert len(back["records"]) == depth
     spans = to_otel([bundle])["resourceSpans"][0]["scopeSpans"][0]["spans"]
     assert len(spans) == depth + 1
+
+
+def test_reasoning_whose_text_is_not_a_string_is_kept_whole_not_a_crash():
+    item = {"type": "reasoning", "id": "rs", "summary": [{"type": "summary_text", "text": 5}]}
+    bundle = {"source": "pi", "records": [{"kind": "agent_invocation", "invocation_id": "r", "conversation": [item]}]}
+    (step,) = to_atif(bundle)["steps"]
+    assert step["reasoning_content"] == ""
+    assert from_atif(to_atif(bundle))["records"][0]["conversation"] == [item]
