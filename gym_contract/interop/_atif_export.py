@@ -15,9 +15,11 @@ from typing import Any
 
 import orjson
 
+from gym_contract._json_writing import dumps
 from gym_contract._values import obj, objects, text
 from gym_contract.interop._atif_steps import ATIF_VERSIONS, EXTRA_KEY, items_of_step
 from gym_contract.interop._view import Evidence, ModelCall, evidence_of
+from gym_contract.reading._json_parsing import loads
 
 __all__ = ["to_atif"]
 
@@ -119,7 +121,7 @@ class _Steps:
     def _tool_call(self, item: dict[str, Any]) -> dict[str, Any]:
         call_id = item["call_id"]
         try:
-            arguments = orjson.loads(item["arguments"]) if isinstance(item.get("arguments"), str) else None
+            arguments = loads(item["arguments"]) if isinstance(item.get("arguments"), str) else None
         except orjson.JSONDecodeError:
             arguments = None
         record = self.tools.get(call_id)
@@ -165,7 +167,8 @@ def _text_of(content: Any) -> str:
 
 
 def _output_text(output: Any) -> str:
-    return output if isinstance(output, str) else orjson.dumps(output).decode()
+    # The package's writer, not orjson's alone: outputs read from a file may hold numbers past 64 bits.
+    return output if isinstance(output, str) else dumps(output).decode()
 
 
 def _metrics(step: dict[str, Any], calls: list[ModelCall]) -> None:

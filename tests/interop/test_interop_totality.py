@@ -63,3 +63,18 @@ def test_reasoning_whose_text_is_not_a_string_is_kept_whole_not_a_crash():
     (step,) = to_atif(bundle)["steps"]
     assert step["reasoning_content"] == ""
     assert from_atif(to_atif(bundle))["records"][0]["conversation"] == [item]
+
+
+def test_numbers_past_64_bits_in_outputs_and_arguments_are_written_exactly():
+    conversation = [
+        {"type": "function_call", "call_id": "c", "name": "n", "arguments": '{"n": 123456789012345678901234567890}'},
+        {"type": "function_call_output", "call_id": "c", "output": [{"type": "input_text", "text": "a", "n": 2**70}]},
+    ]
+    bundle = {
+        "source": "pi",
+        "records": [{"kind": "agent_invocation", "invocation_id": "r", "conversation": conversation}],
+    }
+    (step,) = to_atif(bundle)["steps"]
+    assert step["tool_calls"][0]["arguments"] == {"n": 123456789012345678901234567890}
+    assert str(2**70) in step["observation"]["results"][0]["content"]
+    assert from_atif(to_atif(bundle))["records"][0]["conversation"] == conversation
