@@ -47,7 +47,27 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "gym-contract project examples/rollout-7-0.jsonl --capture-dir examples/capture -o projected.jsonl",
         "gym-contract project examples/rollout-7-0.jsonl --capture-dir examples/capture | gym-contract validate -",
     ),
-    "observe": ("gym-contract observe claude-code examples/claude-code/spotter-v2.1.39 --model-ref policy",),
+    "observe": (
+        "gym-contract observe claude-code examples/claude-code/spotter-v2.1.39 --model-ref policy",
+        "gym-contract export atif examples/rollout-7-0.jsonl -o atif && gym-contract observe atif atif/7-0.json",
+    ),
+    "observe atif": (
+        "gym-contract export atif examples/rollout-7-0.jsonl -o atif && gym-contract observe atif atif/7-0.json",
+        "gym-contract export atif examples/rollouts.jsonl -o atif && gym-contract observe atif atif/1-1.json"
+        " > bundle.json && gym-contract validate bundle.json",
+    ),
+    "export": (
+        "gym-contract export atif examples/rollouts.jsonl -o atif",
+        "gym-contract export otel examples/rollouts.jsonl -o spans.json",
+    ),
+    "export atif": (
+        "gym-contract export atif examples/rollouts.jsonl -o atif",
+        "gym-contract export atif --atif-version 1.7 examples/rollout-7-0.jsonl -o atif",
+    ),
+    "export otel": (
+        "gym-contract export otel examples/rollouts.jsonl -o spans.json",
+        "gym-contract export otel examples/rollout-7-0.jsonl",
+    ),
     "observe claude-code": (
         "gym-contract observe claude-code examples/claude-code/spotter-v2.1.39 --model-ref policy",
         "gym-contract observe claude-code examples/claude-code/spotter-v2.1.39"

@@ -48,3 +48,30 @@ def _observe_claude_code(args: argparse.Namespace) -> int:
         say(f"{key}{diagnostic.path}: {diagnostic.code}: {diagnostic.message}")
     print_json(document)
     return EXIT_INVALID if problems else EXIT_OK
+
+
+def _observe_atif(args: argparse.Namespace) -> int:
+    from gym_contract.diagnostics import Diagnostic
+    from gym_contract.interop import AtifError, from_atif
+    from gym_contract.reading import _records, _sources
+
+    try:
+        with _sources.open_source(args.trajectory) as source:
+            read = list(_records.records_of(source, json_document=True))
+    except _sources.InputUnreadable as error:
+        return usage_error(str(error))
+    if len(read) != 1:
+        return usage_error(f"{args.trajectory}: expected one ATIF trajectory object, found {len(read)} documents")
+    document = read[0][1]
+    if isinstance(document, Diagnostic):
+        return usage_error(f"{args.trajectory}: {document.code}: {document.message}")
+    try:
+        bundle = from_atif(document)
+    except AtifError as error:
+        return usage_error(f"{args.trajectory}: not an ATIF trajectory: at {error}")
+    # The bundle is checked with the contract's own validator before anyone trusts it.
+    problems = [diagnostic for diagnostic in iter_diagnostics(bundle, "bundle") if diagnostic.severity == "error"]
+    for diagnostic in problems:
+        say(f"ng_agent_observations{diagnostic.path}: {diagnostic.code}: {diagnostic.message}")
+    print_json(bundle)
+    return EXIT_INVALID if problems else EXIT_OK

@@ -27,14 +27,16 @@ def _deferred(module: str, name: str) -> Callable[[argparse.Namespace], int]:
 
 def register_all(commands: Any) -> None:
     """Add every command these parsers describe to the subcommands of `gym-contract`."""
-    for register in (
+    registers = (
         register_outcome,
         register_evidence,
         register_observe,
+        register_export,
         register_lineage,
         register_coverage,
         register_report,
-    ):
+    )
+    for register in registers:
         register(commands)
 
 
@@ -124,10 +126,10 @@ def register_observe(commands: Any) -> None:
     """Add `observe` and its harnesses to the subcommands of `gym-contract`."""
     observe = commands.add_parser(
         "observe",
-        help="turn a harness's own artifacts into ng_agent_observations, ng_agent_outcome and a run summary",
-        description="Read what a harness left behind and print one JSON document: the ng_agent_observations "
-        "bundle, the ng_agent_outcome and the run summary. Exit 1 when the document breaks the contract, "
-        "2 when an input cannot be read.",
+        help="turn a harness's own artifacts (or an ATIF trajectory) into ng_agent_observations",
+        description="Read what a harness left behind and print it as contract data in one JSON document: for "
+        "claude-code the ng_agent_observations bundle, the ng_agent_outcome and the run summary; for atif the "
+        "bundle. Exit 1 when the document breaks the contract, 2 when an input cannot be read.",
     )
     harnesses = observe.add_subparsers(dest="harness", metavar="HARNESS", required=True)
     claude = harnesses.add_parser(
@@ -147,6 +149,55 @@ def register_observe(commands: Any) -> None:
         "--no-sandbox", action="store_true", help="the agent ran on the host without a sandbox (gap no_sandbox_runtime)"
     )
     claude.set_defaults(handler=_deferred("gym_contract.cli._observe", "_observe_claude_code"))
+
+    atif = harnesses.add_parser(
+        "atif",
+        help="an ATIF trajectory (Harbor's Agent Trajectory Interchange Format, versions 1.0 to 1.8)",
+        description="Read an ATIF trajectory document, its embedded subagent trajectories included, and print "
+        "the ng_agent_observations bundle; what ATIF cannot say (captured call ids, tool timing, how each "
+        "invocation ended) is named by gaps. Exit 2 when the input is not JSON or not an ATIF trajectory.",
+    )
+    atif.add_argument("trajectory", metavar="TRAJECTORY.json", help="the ATIF trajectory document; - for stdin")
+    atif.set_defaults(handler=_deferred("gym_contract.cli._observe", "_observe_atif"))
+
+
+def register_export(commands: Any) -> None:
+    """Add `export` and its formats to the subcommands of `gym-contract`."""
+    export = commands.add_parser(
+        "export",
+        help="write rollouts in another ecosystem's format: ATIF trajectories or OpenTelemetry traces",
+        description="Read rollout records and write them as ATIF trajectories or OTLP/JSON traces. A damaged line "
+        "is reported with its number and the others are still written. Exit 1 when a line was damaged or a "
+        "record could not be exported, 2 when the input cannot be opened or the output not written.",
+    )
+    formats = export.add_subparsers(dest="format", metavar="FORMAT", required=True)
+    atif = formats.add_parser(
+        "atif",
+        help="one ATIF trajectory JSON file per rollout, subagents embedded, gaps under extra.gym_contract",
+        description="Write DIR/<rollout id>.json for every rollout record and print each path written.",
+    )
+    atif.add_argument(
+        "rollouts", metavar="ROLLOUTS.jsonl", help="rollout records (JSONL, .json, .gz, .zst); - for stdin"
+    )
+    atif.add_argument("-o", "--output", required=True, metavar="DIR", help="directory for the trajectories (created)")
+    atif.add_argument(
+        "--atif-version",
+        choices=("1.7", "1.8"),
+        default="1.8",
+        help="ATIF version to write (default 1.8; 1.7 is the first with embedded subagent trajectories)",
+    )
+    atif.set_defaults(handler=_deferred("gym_contract.cli._export", "_export_atif"))
+    otel = formats.add_parser(
+        "otel",
+        help="OpenTelemetry traces (OTLP/JSON) under the GenAI semantic conventions, one trace per rollout",
+        description="Write one OTLP/JSON ExportTraceServiceRequest: agent invocation, model call and tool spans "
+        "with deterministic ids, and the gaps as span events.",
+    )
+    otel.add_argument(
+        "rollouts", metavar="ROLLOUTS.jsonl", help="rollout records (JSONL, .json, .gz, .zst); - for stdin"
+    )
+    otel.add_argument("-o", "--output", metavar="SPANS.json", help="where to write the traces (default stdout)")
+    otel.set_defaults(handler=_deferred("gym_contract.cli._export", "_export_otel"))
 
 
 def register_lineage(commands: Any) -> None:
