@@ -12,20 +12,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gym_contract._values import count, finite, obj, objects, text
-from gym_contract._vocabulary import CAPTURE, OBSERVATIONS, TRAJECTORY, detect_kind
+from gym_contract._vocabulary import (
+    CAPTURE,
+    CAPTURED_TOKEN_FIELDS,
+    OBSERVATIONS,
+    TOKEN_FIELDS,
+    TRAJECTORY,
+    detect_kind,
+)
 from gym_contract.evidence._rollout_ids import rollout_id_from_run_body
 
 __all__ = ["Evidence", "ModelCall", "evidence_of"]
-
-_TOKEN_NAMES = ("prompt_tokens", "completion_tokens", "reasoning_tokens", "total_tokens", "cached_tokens")
-# ModelCallRecord (the capture) names its token counts differently from TrajectoryTokenStats.
-_CAPTURE_TOKEN_NAMES = {
-    "prompt_tokens": "tokens_in",
-    "completion_tokens": "tokens_out",
-    "reasoning_tokens": "tokens_reasoning",
-    "total_tokens": "tokens_total",
-    "cached_tokens": "cached_tokens",
-}
 
 
 @dataclass
@@ -131,7 +128,7 @@ def _trajectory_call(call: dict[str, Any]) -> ModelCall:
         started_at=finite(call.get("started_at")),
         completed_at=finite(call.get("completed_at")),
         duration_ms=finite(call.get("duration_ms")),
-        tokens={name: count(stats.get(name)) for name in _TOKEN_NAMES},
+        tokens={name: count(stats.get(name)) for name in TOKEN_FIELDS},
         finish_reason=text(metadata.get("finish_reason")),
         response_status=text(metadata.get("response_status")),
         error_category=text(metadata.get("error_category")),
@@ -140,7 +137,8 @@ def _trajectory_call(call: dict[str, Any]) -> ModelCall:
 
 
 def _captured_call(call: dict[str, Any]) -> ModelCall:
-    tokens = {name: count(call.get(key)) for name, key in _CAPTURE_TOKEN_NAMES.items()}
+    # A captured call names its token counts otherwise than a trajectory does.
+    tokens = {name: count(call.get(key)) for key, name in CAPTURED_TOKEN_FIELDS.items()}
     return ModelCall(
         model_call_id=text(call.get("model_call_id")),
         response_id=text(call.get("response_id")),
