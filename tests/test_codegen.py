@@ -89,30 +89,45 @@ def _codegen_module():
     return module
 
 
-def test_without_the_generator_the_check_says_so_in_one_line(monkeypatch, capsys):
-    codegen = _codegen_module()
-    real = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util, "find_spec", lambda name, *a: None if name == "datamodel_code_generator" else real(name, *a)
+def test_without_the_tools_the_check_installs_the_pinned_ones_and_compares(checkout: Path):
+    """As on a fresh machine: an interpreter with no site-packages (`-S`) has neither tool."""
+    run = subprocess.run(
+        [sys.executable, "-S", str(checkout / "tools" / "codegen.py"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
     )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "datamodel-code-generator is not installed" in run.stderr
+    assert "is in step with schemas/v1" in run.stdout
+    installed = checkout / ".cache" / "codegen-tools" / "datamodel-code-generator-0.89.0-ruff-0.17.6"
+    assert (installed / "installed.txt").read_text().split() == ["datamodel-code-generator==0.89.0", "ruff==0.17.6"]
+
+
+def test_tools_that_cannot_be_installed_are_reported_in_one_line_and_nothing_is_compared(
+    monkeypatch, capsys, tmp_path: Path
+):
+    codegen = _codegen_module()
+    monkeypatch.setattr(codegen, "TOOLS_HOME", tmp_path / "tools")
+    monkeypatch.setattr(codegen, "unusable_tools", lambda: ["datamodel-code-generator is not installed"])
+    monkeypatch.setattr(codegen, "pinned_versions", lambda: {"datamodel-code-generator": "0.0.0", "ruff": "0.0.0"})
     assert codegen.main(["--check"]) == 2
     out, err = capsys.readouterr()
     assert out == ""
-    assert err.count("\n") == 1
-    assert "datamodel-code-generator is not installed" in err
-    assert "pip install -e '.[dev]'" in err
+    said = err.strip().splitlines()
+    assert len(said) == 2  # what is installed, then why it could not be
+    assert "nothing was compared" in said[1]
+    assert "cannot install datamodel-code-generator==0.0.0 ruff==0.0.0: pip said:" in said[1]
+    assert list((tmp_path / "tools").iterdir()) == []
 
 
-def test_another_version_of_a_tool_is_refused_rather_than_taken_for_drift(monkeypatch, capsys):
+def test_another_version_of_a_tool_is_not_taken_for_the_pinned_one(monkeypatch):
     codegen = _codegen_module()
     real = importlib.metadata.version
     monkeypatch.setattr(importlib.metadata, "version", lambda name: "0.0.1" if name == "ruff" else real(name))
-    assert codegen.main(["--check"]) == 2
-    out, err = capsys.readouterr()
-    assert out == ""
-    assert err.count("\n") == 1
-    assert "nothing was compared" in err
-    assert f"ruff 0.0.1 is installed but the models are generated with {codegen.pinned_versions()['ruff']}" in err
+    assert codegen.unusable_tools() == [
+        f"ruff 0.0.1 is installed but the models are generated with {codegen.pinned_versions()['ruff']}"
+    ]
 
 
 def test_a_failing_generator_is_reported_not_taken_for_drift(monkeypatch, capsys):

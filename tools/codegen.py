@@ -7,11 +7,13 @@ import difflib
 import importlib.metadata
 import importlib.util
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import venv
 from pathlib import Path
 from typing import Any
 
@@ -89,16 +91,68 @@ def unusable_tools() -> list[str]:
     return problems
 
 
+# Where the pinned tools are installed when the interpreter running this script lacks them.
+TOOLS_HOME = ROOT / ".cache" / "codegen-tools"
+INSTALLED = "installed.txt"
+
+
+def tool_python() -> str:
+    """An interpreter that has the pinned generator and formatter.
+
+    This one when it has them (the dev extra installs them); otherwise a virtual environment of
+    their own under `.cache/codegen-tools/`, made and filled with pip on first use and reused after.
+    Raises GenerationError when that environment cannot be made.
+    """
+    problems = unusable_tools()
+    if not problems:
+        return sys.executable
+    pins = pinned_versions()
+    requirements = [f"{name}=={pins[name]}" for name in TOOLS.values() if name in pins]
+    if len(requirements) != len(TOOLS):
+        raise GenerationError(f"{'; '.join(problems)}, and pyproject.toml pins no version to install")
+    folder = TOOLS_HOME / "-".join(requirements).replace("==", "-")
+    # Written last, so that an install cut short is made again rather than taken for a good one.
+    if not (folder / INSTALLED).exists():
+        print(f"tools/codegen.py: {'; '.join(problems)}; installing {' '.join(requirements)} into {folder}",
+              file=sys.stderr)  # fmt: skip
+        install_tools(folder, requirements)
+    return str(_python_in(folder))
+
+
+def _python_in(folder: Path) -> Path:
+    return folder / ("Scripts" if os.name == "nt" else "bin") / "python"
+
+
+def install_tools(folder: Path, requirements: list[str]) -> None:
+    """A new virtual environment in ``folder`` with ``requirements`` installed; nothing left behind on failure."""
+    try:
+        venv.create(folder, with_pip=True, clear=True)
+        command = [
+            str(_python_in(folder)),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            *requirements,
+        ]
+        run = subprocess.run(command, capture_output=True, text=True, check=False)
+    except OSError as error:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise GenerationError(f"cannot make a virtual environment for the tools in {folder}: {error}") from None
+    if run.returncode != 0:
+        shutil.rmtree(folder, ignore_errors=True)
+        said = (run.stderr.strip().splitlines() or ["no message"])[-1]
+        raise GenerationError(f"cannot install {' '.join(requirements)}: pip said: {said}")
+    (folder / INSTALLED).write_text("\n".join(requirements) + "\n", encoding="utf-8")
+
+
 def generate(destination: Path) -> None:
     """Write the generated package for every modelled schema into ``destination``.
 
-    Raises GenerationError when a tool is missing or the generator fails, with what it said.
+    Raises GenerationError when the pinned tools cannot be had or the generator fails, with what it said.
     """
-    if problems := unusable_tools():
-        raise GenerationError(
-            f"{'; '.join(problems)} (for {sys.executable}); install the pinned dev tools first: "
-            "python -m pip install -e '.[dev]'"
-        )
+    python = tool_python()
     with tempfile.TemporaryDirectory() as tmp:
         inputs = Path(tmp) / "schemas"
         inputs.mkdir()
@@ -108,7 +162,7 @@ def generate(destination: Path) -> None:
         with_discriminators(inputs)
         raw = Path(tmp) / "out"
         command = [
-            sys.executable,
+            python,
             "-m",
             "datamodel_code_generator",
             "--input",
