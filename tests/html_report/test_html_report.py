@@ -249,7 +249,7 @@ def test_ci_installs_the_chromium_the_browser_test_opens():
     run = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     install = run.index("apt-get install")
     assert "chromium" in run[install : run.index("\n", install)]
-    assert install < run.index("readme_test_command")
+    assert install < run.index("python -m pytest")
 
 
 def test_the_timeline_marks_compactions_and_gaps_and_names_what_has_no_time(tmp_path: Path):
