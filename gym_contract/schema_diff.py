@@ -100,6 +100,8 @@ def _released_root() -> Any:
 def changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
     """Every change from ``old`` to ``new`` (both as `load_version` gives them), in file and document order."""
     found: list[Change] = []
+    # Where `unevaluatedProperties` is used, declaring a property may change a verdict elsewhere.
+    evaluation_matters = "unevaluatedProperties" in json.dumps([old, new])
     for name in sorted(set(old) | set(new)):
         if name not in new:
             found.append(Change(name, "", "breaking", "file removed"))
@@ -108,7 +110,7 @@ def changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
         elif name == GAP_REGISTRY:
             found += [Change(name, path, verdict, what) for path, verdict, what in _registry(old[name], new[name])]
         else:
-            comparison = _Comparison(old, new, name)
+            comparison = _Comparison(old, new, name, evaluation_matters)
             found += [
                 Change(name, path, verdict, what) for path, verdict, what in comparison.schema(old[name], new[name])
             ]
@@ -122,10 +124,9 @@ Place = tuple[str | int, ...]
 class _Comparison:
     """One file of two versions compared, with both versions' files at hand to follow `$ref`s."""
 
-    def __init__(self, old: dict[str, Any], new: dict[str, Any], file: str) -> None:
+    def __init__(self, old: dict[str, Any], new: dict[str, Any], file: str, evaluation_matters: bool) -> None:
         self.old, self.new, self.file = old, new, file
-        # Where `unevaluatedProperties` is used, declaring a property may change a verdict elsewhere.
-        self.evaluation_matters = "unevaluatedProperties" in json.dumps([old, new])
+        self.evaluation_matters = evaluation_matters
 
     def schema(self, old: Any, new: Any, at: Place = ()) -> Found:
         """The changes between two subschemas at the same place."""

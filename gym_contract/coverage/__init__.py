@@ -26,6 +26,7 @@ __all__ = [
     "RolloutCoverage",
     "Verdict",
     "coverage_matrix",
+    "observation_source",
     "rollout_coverage",
 ]
 
@@ -88,14 +89,15 @@ def rollout_coverage(record: dict[str, Any], kind: str | None = None) -> Rollout
             continue
         verdict, reasons = RULES[criterion](evidence)
         verdicts.append(CriterionVerdict(criterion, verdict, reasons))
-    return RolloutCoverage(_source(record, kind), _agent(record, kind), tuple(verdicts))
+    return RolloutCoverage(observation_source(record, kind), _agent(record, kind), tuple(verdicts))
 
 
 _FULL_VERDICTS = {criterion: CriterionVerdict(criterion, "V", (FULL[criterion],)) for criterion in CRITERIA}
 
 
-def _source(record: dict[str, Any], kind: str) -> str | None:
-    bundle = obj(record.get("ng_agent_observations")) if kind == "rollout" else None
+def observation_source(record: dict[str, Any], kind: str | None) -> str | None:
+    """The harness that observed a rollout (its bundle's `source`), or a bundle's own; None when none says."""
+    bundle = obj(record.get("ng_agent_observations")) if kind == "rollout" else record if kind == "bundle" else None
     return nonempty(bundle.get("source")) if bundle is not None else None
 
 

@@ -13,9 +13,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from gym_contract._values import nonempty, obj
-from gym_contract._vocabulary import OBSERVATIONS, TOKEN_FIELDS, token_count
-from gym_contract.coverage import NO_OBSERVATIONS
+from gym_contract._vocabulary import TOKEN_FIELDS, token_count
+from gym_contract.coverage import NO_OBSERVATIONS, observation_source
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.validation._report import Report, TokenTally
 
@@ -73,14 +72,7 @@ class SampledRollout:
 
 def producer_of(kind: str | None, record: dict[str, Any]) -> str:
     """The observation source that produced a record, grouped as the coverage matrix groups rollouts."""
-    if kind == "rollout":
-        bundle = obj(record.get(OBSERVATIONS))
-        found = nonempty(bundle.get("source")) if bundle is not None else None
-    elif kind == "bundle":
-        found = nonempty(record.get("source"))
-    else:
-        found = None
-    return found or NO_OBSERVATIONS
+    return observation_source(record, kind) or NO_OBSERVATIONS
 
 
 def _producer_report() -> Report:

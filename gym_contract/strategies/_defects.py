@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from hypothesis import strategies as st
 
+from gym_contract._json_writing import dumps
 from gym_contract._vocabulary import CAPTURE, TRAJECTORY
 from gym_contract.strategies._records import START, agent_outcomes, bundles, rollout_records
 
@@ -33,7 +33,7 @@ Breaker = Callable[[st.DrawFn], tuple[str | None, Any, bytes | None]]
 
 
 def _text(record: Any) -> bytes:
-    return json.dumps(record, ensure_ascii=False).encode("utf-8")
+    return dumps(record)
 
 
 def _of_kind(records: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
@@ -107,7 +107,7 @@ def _outcome(draw: st.DrawFn, **fields: Any) -> tuple[str, dict[str, Any], None]
 def _repeated_key(draw: st.DrawFn) -> tuple[str, None, bytes]:
     bundle = draw(bundles())
     text = _text(bundle)
-    return "bundle", None, b'{"source": ' + json.dumps(bundle["source"]).encode() + b", " + text[1:]
+    return "bundle", None, b'{"source":' + dumps(bundle["source"]) + b"," + text[1:]
 
 
 def _invalid_utf8(draw: st.DrawFn) -> tuple[str, None, bytes]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -10,6 +9,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from gym_contract._json_writing import dumps
 from gym_contract._vocabulary import (
     CAPTURE,
     FAILURE_KINDS,
@@ -156,7 +156,7 @@ def _conversation(draw: st.DrawFn, tree: _Tree, invocation: str) -> list[dict[st
     calls = [(tree.spawn(child), "Task") for child in tree.children(invocation)]
     calls += [(call_id, draw(st.sampled_from(["Bash", "Read", "Grep", "Edit"]))) for call_id in tree.tools[invocation]]
     for call_id, name in calls:
-        arguments = json.dumps({"command": draw(_prose)})
+        arguments = dumps({"command": draw(_prose)}).decode()
         items.append({"type": "function_call", "call_id": call_id, "name": name, "arguments": arguments})
         items.append({"type": "function_call_output", "call_id": call_id, "output": draw(_prose)})
     answer = [{"type": "output_text", "text": draw(_prose), "annotations": []}]
@@ -249,7 +249,7 @@ class Rollout:
     def write_capture(self, directory: str | Path) -> Path:
         """Write `<rollout_id>.capture.jsonl` into ``directory`` (for `collect` or `gym-contract project`)."""
         path = Path(directory) / f"{self.rollout_id}.capture.jsonl"
-        path.write_text("".join(json.dumps(line) + "\n" for line in self.capture_lines), encoding="utf-8")
+        path.write_bytes(b"".join(dumps(line) + b"\n" for line in self.capture_lines))
         return path
 
     def collected(self) -> dict[str, Any]:
