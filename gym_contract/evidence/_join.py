@@ -49,32 +49,53 @@ def _server_key(ref: Any) -> tuple[str, str] | None:
     return None if ref is None else (ref.type, ref.name)
 
 
-class _CaptureIndex:
-    """Captured calls by `model_call_id` and by (server, `response_id`), and who owns each."""
+Server = tuple[Any, Any] | None
+"""A model server as the join tells servers apart: its (type, name), or None when not known."""
+
+
+class CallIndex:
+    """Model calls by `model_call_id` and by (server, `response_id`): the calls a reference names.
+
+    Each call is given as its (`model_call_id`, server, `response_id`). A reference with an id names
+    the calls with that id (and its server and response id, when it gives them); one without names
+    the calls of its server with its response id. The join takes a reference only when it names
+    exactly one call.
+    """
+
+    def __init__(self, keys: Sequence[tuple[str | None, Server, str | None]]) -> None:
+        self.keys = keys
+        self.by_id: dict[str, list[int]] = {}
+        self.by_response: dict[tuple[Server, str], list[int]] = {}
+        for index, (call_id, server, response_id) in enumerate(keys):
+            if call_id:
+                self.by_id.setdefault(call_id, []).append(index)
+            if server is not None and response_id:
+                self.by_response.setdefault((server, response_id), []).append(index)
+
+    def matches(self, call_id: str | None, server: Server, response_id: str | None) -> list[int]:
+        """The indexes of the calls a reference with these ids names."""
+        if call_id:
+            candidates = self.by_id.get(call_id, [])
+            if server is not None:
+                candidates = [i for i in candidates if self.keys[i][1] == server]
+            if response_id:
+                candidates = [i for i in candidates if self.keys[i][2] == response_id]
+            return candidates
+        if server is None or not response_id:
+            return []
+        return self.by_response.get((server, response_id), [])
+
+
+class _CaptureIndex(CallIndex):
+    """The captured calls of a join, and who owns each."""
 
     def __init__(self, calls: Sequence[ModelCallRecord]) -> None:
+        super().__init__([(call.model_call_id, _server_key(call.model_ref), call.response_id) for call in calls])
         self.calls = calls
-        self.by_id: dict[str, list[int]] = {}
-        self.by_response: dict[tuple[tuple[str, str] | None, str], list[int]] = {}
-        for index, call in enumerate(calls):
-            if call.model_call_id:
-                self.by_id.setdefault(call.model_call_id, []).append(index)
-            if call.model_ref is not None and call.response_id:
-                self.by_response.setdefault((_server_key(call.model_ref), call.response_id), []).append(index)
         self.owner: dict[int, str] = {}
 
-    def matches(self, ref: ModelCallRef) -> list[int]:
-        if ref.model_call_id:
-            candidates = self.by_id.get(ref.model_call_id, [])
-            if ref.model_ref is not None:
-                server = _server_key(ref.model_ref)
-                candidates = [i for i in candidates if _server_key(self.calls[i].model_ref) == server]
-            if ref.response_id:
-                candidates = [i for i in candidates if self.calls[i].response_id == ref.response_id]
-            return candidates
-        if ref.model_ref is None or not ref.response_id:
-            return []
-        return self.by_response.get((_server_key(ref.model_ref), ref.response_id), [])
+    def named_by(self, ref: ModelCallRef) -> list[int]:
+        return self.matches(ref.model_call_id, _server_key(ref.model_ref), ref.response_id)
 
     def canonical(self, index: int) -> ModelCallRef:
         call = self.calls[index]
@@ -132,7 +153,7 @@ def join(bundle: AgentObservationBundle, calls: Iterable[ModelCallRecord]) -> Ag
         if isinstance(record, AgentInvocation):
             refs = []
             for ref in record.model_calls:
-                candidates = index.matches(ref)
+                candidates = index.named_by(ref)
                 if len(candidates) != 1:
                     gap(AMBIGUOUS if candidates else UNMATCHED, record.invocation_id, _ref_id(ref))
                     refs.append(ref)
@@ -161,7 +182,7 @@ def _join_compaction(compaction: ContextCompactionObservation, index: _CaptureIn
     owner_id = compaction.invocation_id
     refs = []
     for ref in compaction.model_calls:
-        candidates = index.matches(ref)
+        candidates = index.named_by(ref)
         if len(candidates) != 1:
             gap(AMBIGUOUS if candidates else UNMATCHED, owner_id, f"model_calls:{_ref_id(ref)}")
             refs.append(ref)
@@ -178,7 +199,7 @@ def _join_compaction(compaction: ContextCompactionObservation, index: _CaptureIn
         ref = getattr(compaction, field)
         if ref is None:
             continue
-        candidates = index.matches(ref)
+        candidates = index.named_by(ref)
         if len(candidates) != 1:
             gap(AMBIGUOUS if candidates else UNMATCHED, owner_id, f"{field}:{_ref_id(ref)}")
             continue

@@ -20,6 +20,7 @@ from gym_contract._vocabulary import (
     TRAJECTORY,
     detect_kind,
 )
+from gym_contract.evidence._join import CallIndex, Server
 from gym_contract.evidence._rollout_ids import rollout_id_from_run_body
 
 __all__ = ["Evidence", "ModelCall", "evidence_of"]
@@ -91,29 +92,23 @@ class Evidence:
     def owners(self) -> dict[int, str]:
         """Index of each model call in `calls` -> the invocation whose reference names it, first come first served.
 
-        A reference names a call by `model_call_id`, or by (`model_ref`, `response_id`) when it has no
-        id, and only when exactly one call fits: the join's rule, never a guess by time or position.
+        A reference owns a call only when it names exactly that one, by the join's rule (`CallIndex`):
+        never a guess by time or position.
         """
-        by_id: dict[str, list[int]] = {}
-        by_response: dict[tuple[str | None, str | None, str | None], list[int]] = {}
-        for index, call in enumerate(self.calls):
-            if call.model_call_id:
-                by_id.setdefault(call.model_call_id, []).append(index)
-            if call.response_id and call.model_ref is not None:
-                server_key = (text(call.model_ref.get("type")), text(call.model_ref.get("name")), call.response_id)
-                by_response.setdefault(server_key, []).append(index)
+        index = CallIndex([(call.model_call_id, _server(call.model_ref), call.response_id) for call in self.calls])
         owned: dict[int, str] = {}
         for invocation in self.invocations:
             for ref in objects(invocation.get("model_calls")):
-                server = obj(ref.get("model_ref")) or {}
-                if text(ref.get("model_call_id")):
-                    candidates = by_id.get(ref["model_call_id"], [])
-                else:
-                    key = (text(server.get("type")), text(server.get("name")), text(ref.get("response_id")))
-                    candidates = by_response.get(key, [])
+                candidates = index.matches(
+                    text(ref.get("model_call_id")), _server(obj(ref.get("model_ref"))), text(ref.get("response_id"))
+                )
                 if len(candidates) == 1 and candidates[0] not in owned:
                     owned[candidates[0]] = invocation["invocation_id"]
         return owned
+
+
+def _server(model_ref: dict[str, Any] | None) -> Server:
+    return None if model_ref is None else (text(model_ref.get("type")), text(model_ref.get("name")))
 
 
 def _trajectory_call(call: dict[str, Any]) -> ModelCall:
