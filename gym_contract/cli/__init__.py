@@ -10,7 +10,17 @@ from collections.abc import Sequence
 
 from gym_contract import __version__
 from gym_contract._vocabulary import CONTRACT_VERSION, KINDS
-from gym_contract.cli._common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, count, positive, say, verdict
+from gym_contract.cli._common import (
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    count,
+    positive,
+    say,
+    silence,
+    verdict,
+)
 from gym_contract.cli._examples import add_examples
 from gym_contract.cli._parsers import engine_arguments, register_all
 
@@ -262,13 +272,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader went away (`| head`): not an error of ours; the exit status is still the verdict.
-        _silence_stdout()
+        silence(sys.stdout)
         return int(getattr(args, "verdict", EXIT_OK))
     except OSError as error:
         if error.filename is not None:
             say(f"{error.filename}: {error.strerror or error}")
         elif error.errno in _FULL:
-            _silence_stdout()
+            silence(sys.stdout)
             say(f"cannot write the output: {error.strerror or error}")
         else:
             say(str(error.strerror or error))
@@ -277,14 +287,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 # What writing, never reading, fails with: a full disk (`/dev/full`), a quota, a file too large.
 _FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
-
-
-def _silence_stdout() -> None:
-    """Send whatever is still buffered for stdout nowhere, so that the interpreter's exit does not fail on it."""
-    try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except (OSError, ValueError):
-        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - for the life of the process
 
 
 if __name__ == "__main__":

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from gym_contract.diagnostics import Diagnostic
@@ -29,7 +30,28 @@ def verdict(args: argparse.Namespace, status: int) -> int:
 
 def say(message: str) -> None:
     """One line on stderr, prefixed with the program's name, as every command reports problems."""
-    print(f"gym-contract: {message}", file=sys.stderr)
+    note(f"gym-contract: {message}", sys.stderr)
+
+
+def note(line: str, stream: TextIO) -> None:
+    """A line beside a command's product (a file it writes): once ``stream``'s reader has gone, the
+    rest of the lines are dropped and the command goes on, so that the product is still written whole."""
+    try:
+        print(line, file=stream, flush=True)
+    except BrokenPipeError:
+        silence(stream)
+
+
+def silence(stream: TextIO) -> None:
+    """Send whatever is still buffered for ``stream`` nowhere, so that neither its next writes nor the
+    interpreter's exit fail on a reader that has gone."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+    except (OSError, ValueError):
+        if stream is sys.stdout:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - for the life of the process
+        elif stream is sys.stderr:
+            sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - for the life of the process
 
 
 def say_damaged(diagnostic: Diagnostic) -> None:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from gym_contract._json_writing import dumps
-from gym_contract.cli._common import EXIT_FAILED, EXIT_OK, say, say_damaged, usage_error
+from gym_contract.cli._common import EXIT_FAILED, EXIT_OK, note, say, say_damaged, usage_error
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.interop import to_atif, to_otel
 from gym_contract.reading import _records, _sources
@@ -65,7 +65,7 @@ def _export_atif(args: argparse.Namespace) -> int:
             path = os.path.join(args.output, _file_name(document, line, taken))
             with open(path, "wb") as out:
                 out.write(dumps(document, indent=True) + b"\n")
-            print(path)
+            note(path, sys.stdout)
     except _sources.InputUnreadable as error:
         return usage_error(str(error))
     except OSError as error:
@@ -94,5 +94,5 @@ def _export_otel(args: argparse.Namespace) -> int:
                 out.write(text)
         except OSError as error:
             return usage_error(f"cannot write {args.output!r}: {error.strerror or error}")
-        print(f"{args.output}: {len(request['resourceSpans'])} traces")
+        note(f"{args.output}: {len(request['resourceSpans'])} traces", sys.stdout)
     return EXIT_FAILED if rollouts.failed else EXIT_OK

@@ -226,3 +226,24 @@ def test_project_keeps_its_verdict_when_the_reader_goes_away(tmp_path):
     _, errors = process.communicate(timeout=120)
     assert process.returncode == 1  # the damaged first line, whatever became of the output
     assert b"Traceback" not in errors
+
+
+def test_a_command_that_writes_files_writes_them_whole_when_its_messages_reader_goes_away(tmp_path: Path):
+    """`export atif … | head -1` and `export otel … 2>&1 | head -1`: the product is the files, not the messages."""
+    damaged = tmp_path / "damaged.jsonl"
+    damaged.write_bytes(b"garbage\n" + CLEAN.read_bytes() + b"garbage\n")
+    runs = [
+        (["export", "atif", str(CLEAN), "-o", str(tmp_path / "atif")], "stdout", 0),
+        (["export", "atif", str(damaged), "-o", str(tmp_path / "damaged-atif")], "stderr", 1),
+        (["export", "otel", str(damaged), "-o", str(tmp_path / "spans.json")], "stderr", 1),
+    ]
+    for arguments, read, verdict in runs:
+        process = subprocess.Popen([*COMMAND, *arguments], stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
+        stream = process.stdout if read == "stdout" else process.stderr
+        assert stream is not None
+        stream.readline()  # the first line read, then the pipe is closed
+        stream.close()
+        process.communicate(timeout=120)
+        assert process.returncode == verdict, arguments
+    assert len(list((tmp_path / "atif").iterdir())) == len(list((tmp_path / "damaged-atif").iterdir())) == 6
+    assert len(json.loads((tmp_path / "spans.json").read_text())["resourceSpans"]) == 6
