@@ -1,10 +1,11 @@
 """Compare two versions of the schemas: every change, classified additive or breaking by the versioning policy.
 
 The policy is in `schemas/README.md`: a change is additive when data valid under the old schemas
-stays valid under the new ones and keeps its meaning (a new optional property, a widened enum or
-type, a looser bound, a new gap code, a new schema file); it is breaking otherwise (a removed
-property, a new required one, a narrowed type, enum or bound, a changed default or `$ref`, a removed
-gap code). Annotations (`title`, `description`, `examples`, `$comment`) change nothing. A keyword
+stays valid under the new ones and keeps its meaning (a new optional property of an object that
+refused unknown keys, a widened enum or type, a looser bound, a new gap code, a new schema file);
+it is breaking otherwise (a removed property, a new required one, a typed new property of an object
+that took any value under its key, a narrowed type, enum or bound, a changed default or `$ref`, a
+removed gap code). Annotations (`title`, `description`, `examples`, `$comment`) change nothing. A keyword
 this module does not know is classified breaking when it changes, so that nothing slips through.
 """
 
@@ -191,31 +192,41 @@ class _Comparison:
     def named(
         self, keyword: str, before: dict[str, Any], after: dict[str, Any], at: Place, old: Any, new: Any
     ) -> Found:
-        """Entries of a keyword that names subschemas: removed, added (required or not), or changed within."""
-        # A property defined now whose name was already required asks nothing new of the data.
+        """Entries of a keyword that names subschemas: removed, added, or changed within."""
         newly = set(_as_list(new.get("required"))) - set(_as_list(old.get("required")))
         for name in sorted(set(before) | set(after)):
             where = pointer(*at, name)
             if name not in after:
                 yield where, "breaking", f"{_ENTRY[keyword]} {name!r} removed"
-            elif name not in before and keyword == "properties" and self.declares_only(after[name], old, new):
-                yield where, "annotation", f"property {name!r} declared with no constraint: no data is judged otherwise"
             elif name not in before:
-                newly_required = keyword == "properties" and name in newly
-                verdict: Verdict = "breaking" if newly_required else "additive"
-                what = "optional property" if keyword == "properties" else _ENTRY[keyword]
-                what = "required property" if newly_required else what
-                yield where, verdict, f"{what} {name!r} added"
+                yield where, *self.added(keyword, name, after[name], old, new, name in newly)
             else:
                 yield from self.schema(before[name], after[name], (*at, name))
 
-    def declares_only(self, schema: Any, old: Any, new: Any) -> bool:
-        """Whether a property added to an object changes nothing: it takes any value, and no key was refused
-        before for being undeclared (`additionalProperties`), here or through `unevaluatedProperties`."""
+    def added(
+        self, keyword: str, name: str, schema: Any, old: Any, new: Any, newly_required: bool
+    ) -> tuple[Verdict, str]:
+        """A subschema named ``name`` added under ``keyword``: whether data valid before stays valid."""
+        if keyword == "$defs":  # checks nothing until something refers to it
+            return "additive", f"definition {name!r} added"
+        if keyword == "properties" and newly_required:
+            return "breaking", f"required property {name!r} added"
+        takes_anything = _takes_anything(schema)
+        if keyword == "properties" and takes_anything and self.declares_only(old, new):
+            return "annotation", f"property {name!r} declared with no constraint: no data is judged otherwise"
+        what = "optional property" if keyword == "properties" else _ENTRY[keyword]
+        # A key the object refused before may now be given; one it took with any value is now checked.
+        refused_before = keyword == "properties" and old.get("additionalProperties", True) is False
+        if takes_anything or refused_before:
+            return "additive", f"{what} {name!r} added"
+        return "breaking", f"{what} {name!r} added where any value was taken: data that held another is refused"
+
+    def declares_only(self, old: Any, new: Any) -> bool:
+        """Whether declaring a property that takes any value changes nothing: no key was refused before
+        for being undeclared (`additionalProperties`), here or through `unevaluatedProperties`."""
         open_before = old.get("additionalProperties", True) is True and not old.get("patternProperties")
-        takes_anything = schema is True or (isinstance(schema, dict) and not (schema.keys() - _ANNOTATIONS))
         open_now = new.get("additionalProperties", True) is True
-        return takes_anything and open_before and open_now and not self.evaluation_matters
+        return open_before and open_now and not self.evaluation_matters
 
     def branches(self, keyword: str, before: list[Any], after: list[Any], at: Place, new: Any) -> Found:
         """Branches compared in place; one added to `oneOf`/`anyOf` widens, one added to `allOf` narrows.
@@ -338,6 +349,10 @@ def _bound(keyword: str, before: Any, after: Any) -> Verdict:
         return "breaking"
     looser = after < before if keyword in _LOWER else after > before
     return "additive" if looser else "breaking"
+
+
+def _takes_anything(schema: Any) -> bool:
+    return schema is True or (isinstance(schema, dict) and not (schema.keys() - _ANNOTATIONS))
 
 
 def _mapping(value: Any) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from gym_contract import schemas
 from gym_contract.schema_diff import changes, load_version, released_versions
@@ -143,6 +144,16 @@ CASES: list[tuple[str, dict[str, Any], list[tuple[str, str]]]] = [
         [("breaking", "/properties/id/not")],
     ),
     (
+        "pattern property added",
+        edited(patternProperties={"^x_": {"type": "string"}}),
+        [("breaking", "/patternProperties/^x_")],
+    ),
+    (
+        "dependent schema added",
+        edited(dependentSchemas={"count": {"required": ["status"]}}),
+        [("breaking", "/dependentSchemas/count")],
+    ),
+    (
         "oneOf branch widened where two branches may then meet",
         edited(**{f"{P}__item__oneOf": [{"type": "string"}, {"type": ["integer", "string"]}]}),
         [("breaking", "/properties/item/oneOf/1/type")],
@@ -158,11 +169,27 @@ def test_each_change_has_the_verdict_of_the_versioning_policy(
     assert sorted((change.verdict, change.path) for change in found) == sorted(expected), old_to_new
 
 
-def test_defining_a_property_that_was_already_required_asks_nothing_new():
+def test_a_property_defined_on_an_object_that_took_any_value_under_its_key_narrows_it():
     old = {"type": "object", "required": ["x"]}
-    new = {"type": "object", "required": ["x"], "properties": {"x": {"type": "string"}}}
+    typed = {"type": "object", "required": ["x"], "properties": {"x": {"type": "string"}}}
+    assert [(c.verdict, c.path) for c in changes({"x.schema.json": old}, {"x.schema.json": typed})] == [
+        ("breaking", "/properties/x")
+    ]
+    declared = {"type": "object", "required": ["x"], "properties": {"x": {"description": "the x"}}}
+    assert [(c.verdict, c.path) for c in changes({"x.schema.json": old}, {"x.schema.json": declared})] == [
+        ("annotation", "/properties/x")
+    ]
+
+
+def test_data_that_used_a_new_typed_key_of_an_open_schema_is_refused_so_the_change_breaks():
+    """What `schema diff` calls breaking really refuses data the old schema took (checked with jsonschema)."""
+    old = {"type": "object", "properties": {"id": {"type": "string"}}}
+    new = {"type": "object", "properties": {"id": {"type": "string"}, "ts": {"type": "integer"}}}
+    data = {"id": "a", "ts": "2024-01-01"}
+    assert Draft202012Validator(old).is_valid(data)
+    assert not Draft202012Validator(new).is_valid(data)
     assert [(c.verdict, c.path) for c in changes({"x.schema.json": old}, {"x.schema.json": new})] == [
-        ("additive", "/properties/x")
+        ("breaking", "/properties/ts")
     ]
 
 
