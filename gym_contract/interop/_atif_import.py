@@ -9,6 +9,7 @@ each tool call, how the invocation ended. A document this package wrote carries 
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from gym_contract._values import json_type, obj, objects, text
@@ -68,6 +69,11 @@ def _check_one(document: Any, pointer: str) -> None:
         where = f"{pointer}/steps/{index}"
         _expect(step, dict, where, "expected a step object")
         _expect(step.get("step_id"), int, f"{where}/step_id", "expected the step's number")
+        # ATIF numbers a trajectory's steps 1, 2, 3, … in order.
+        _require(step["step_id"] == index + 1, f"{where}/step_id", f"expected step number {index + 1}")
+        timestamp = step.get("timestamp")
+        if timestamp is not None:
+            _require(_is_iso_8601(timestamp), f"{where}/timestamp", "expected an ISO 8601 date and time")
         _require(step.get("source") in _SOURCES, f"{where}/source", "expected system, user or agent")
         _require(isinstance(step.get("message"), (str, list)), f"{where}/message", "expected a string or content parts")
         calls = step.get("tool_calls")
@@ -77,10 +83,23 @@ def _check_one(document: Any, pointer: str) -> None:
             _expect(call, dict, f"{where}/tool_calls/{position}", "expected a tool call object")
             _expect(call.get("tool_call_id"), str, f"{where}/tool_calls/{position}/tool_call_id", "expected an id")
             _expect(call.get("function_name"), str, f"{where}/tool_calls/{position}/function_name", "expected a name")
+            arguments = call.get("arguments")
+            if arguments is not None:
+                _expect(arguments, dict, f"{where}/tool_calls/{position}/arguments", "expected an arguments object")
         observation = step.get("observation")
         if observation is not None:
             _expect(observation, dict, f"{where}/observation", "expected an observation object")
             _expect(observation.get("results"), list, f"{where}/observation/results", "expected a list of results")
+
+
+def _is_iso_8601(value: Any) -> bool:
+    if not isinstance(value, str):
+        return False
+    try:  # Python 3.10 reads no `Z` suffix; it means UTC
+        datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value)
+    except ValueError:
+        return False
+    return True
 
 
 class _Reader:
@@ -161,6 +180,21 @@ class _Reader:
             child = text(child_document.get("trajectory_id"))
             fallback_id = f"{invocation_id or 'rollout'}.subagent{index + 1}"
             embedded.append((child_document, invocation_id, spawns.get(child) if child else None, fallback_id))
+        found = {text(child_document.get("trajectory_id")) for child_document, *_ in embedded}
+        for missing in sorted(spawns.keys() - found):
+            # Referenced by the call that spawned it, but not embedded: an invocation with no transcript.
+            child_id = self._new_id({"trajectory_id": missing}, missing)
+            self.ids.add(child_id)
+            self.invocations.append(
+                {
+                    "kind": "agent_invocation",
+                    "invocation_id": child_id,
+                    "parent_invocation_id": invocation_id,
+                    "spawned_by_tool_call_id": spawns[missing],
+                    "status": "unknown",
+                }
+            )
+            self.gap("subagent_transcript_missing", child_id, f"trajectory {missing} is not embedded")
         return embedded
 
     def _foreign_step(self, step: dict[str, Any], invocation_id: str | None) -> None:

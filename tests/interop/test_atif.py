@@ -249,6 +249,17 @@ def test_openhands_tool_results_become_outputs_of_their_calls():
         ({"schema_version": "ATIF-v1.8", "agent": {"name": "a"}, "steps": [],
           "subagent_trajectories": [{"schema_version": 1}]},
          "/subagent_trajectories/0/schema_version: expected the ATIF version string, not a number"),
+        # What the atif package's models refuse too.
+        ({"schema_version": "ATIF-v1.8", "agent": {"name": "a"},
+          "steps": [{"step_id": 5, "source": "user", "message": "hi"}]},
+         "/steps/0/step_id: expected step number 1"),
+        ({"schema_version": "ATIF-v1.8", "agent": {"name": "a"},
+          "steps": [{"step_id": 1, "source": "user", "message": "hi", "timestamp": "not a time"}]},
+         "/steps/0/timestamp: expected an ISO 8601 date and time"),
+        ({"schema_version": "ATIF-v1.8", "agent": {"name": "a"},
+          "steps": [{"step_id": 1, "source": "agent", "message": "",
+                     "tool_calls": [{"tool_call_id": "c", "function_name": "f", "arguments": "notadict"}]}]},
+         "/steps/0/tool_calls/0/arguments: expected an arguments object, not a string"),
     ],
 )  # fmt: skip
 def test_a_document_that_is_not_atif_is_refused_with_where_and_why(document, message):
@@ -256,3 +267,26 @@ def test_a_document_that_is_not_atif_is_refused_with_where_and_why(document, mes
         from_atif(document)
     assert message in str(refused.value)
     assert "\n" not in str(refused.value)
+
+
+def test_a_subagent_referenced_but_not_embedded_is_an_invocation_with_a_gap_not_lost():
+    document = {
+        "schema_version": "ATIF-v1.8",
+        "trajectory_id": "root",
+        "agent": {"name": "a"},
+        "steps": [
+            {"step_id": 1, "source": "user", "message": "go"},
+            {"step_id": 2, "source": "agent", "message": "",
+             "tool_calls": [{"tool_call_id": "spawn", "function_name": "Task", "arguments": {}}],
+             "observation": {"results": [{"source_call_id": "spawn",
+                                          "subagent_trajectory_ref": [{"trajectory_id": "child"}]}]}},
+        ],
+        "subagent_trajectories": [],
+    }  # fmt: skip
+    bundle = from_atif(document)
+    child = next(r for r in bundle["records"] if r.get("invocation_id") == "child")
+    assert (child["parent_invocation_id"], child["spawned_by_tool_call_id"]) == ("root", "spawn")
+    assert {"code": "subagent_transcript_missing", "invocation_id": "child"}.items() <= next(
+        gap for gap in bundle["gaps"] if gap["code"] == "subagent_transcript_missing"
+    ).items()
+    assert errors(bundle) == []
