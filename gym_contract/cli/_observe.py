@@ -61,10 +61,12 @@ def _observe_atif(args: argparse.Namespace) -> int:
     except _sources.InputUnreadable as error:
         return usage_error(str(error))
     if len(read) != 1:
-        return usage_error(f"{args.trajectory}: expected one ATIF trajectory object, found {len(read)} documents")
+        found = f"{len(read)} values (a JSON array, or lines of JSONL)" if read else "nothing"
+        return usage_error(f"{args.trajectory}: expected one ATIF trajectory object, found {found}")
     document = read[0][1]
     if isinstance(document, Diagnostic):
-        return usage_error(f"{args.trajectory}: {document.code}: {document.message}")
+        hint = " (one JSON document is read; for rollout records, run export atif first)"
+        return usage_error(f"{args.trajectory}: {document.code}: {document.message}{hint}")
     try:
         bundle = from_atif(document)
     except AtifError as error:
@@ -72,6 +74,6 @@ def _observe_atif(args: argparse.Namespace) -> int:
     # The bundle is checked with the contract's own validator before anyone trusts it.
     problems = [diagnostic for diagnostic in iter_diagnostics(bundle, "bundle") if diagnostic.severity == "error"]
     for diagnostic in problems:
-        say(f"ng_agent_observations{diagnostic.path}: {diagnostic.code}: {diagnostic.message}")
+        say(f"{diagnostic.path or '/'}: {diagnostic.code}: {diagnostic.message}")
     print_json(bundle)
     return EXIT_INVALID if problems else EXIT_OK

@@ -155,7 +155,8 @@ def register_observe(commands: Any) -> None:
         help="an ATIF trajectory (Harbor's Agent Trajectory Interchange Format, versions 1.0 to 1.8)",
         description="Read an ATIF trajectory document, its embedded subagent trajectories included, and print "
         "the ng_agent_observations bundle; what ATIF cannot say (captured call ids, tool timing, how each "
-        "invocation ended) is named by gaps. Exit 2 when the input is not JSON or not an ATIF trajectory.",
+        "invocation ended) is named by gaps. Exit 1 when the bundle read breaks the contract, 2 when the input is "
+        "not JSON or not an ATIF trajectory.",
     )
     atif.add_argument("trajectory", metavar="TRAJECTORY.json", help="the ATIF trajectory document; - for stdin")
     atif.set_defaults(handler=_deferred("gym_contract.cli._observe", "_observe_atif"))

@@ -95,7 +95,7 @@ def test_observe_atif_reads_back_what_export_atif_wrote(tmp_path, capsys):
     ("content", "said"),
     [
         ("not json", "json_invalid"),
-        ("[1, 2]", "expected one ATIF trajectory object, found 2 documents"),
+        ("[1, 2]", "expected one ATIF trajectory object, found 2 values (a JSON array, or lines of JSONL)"),
         ('{"schema_version": "ATIF-v3.0", "agent": {"name": "a"}, "steps": []}', "unknown ATIF version 'ATIF-v3.0'"),
         ('{"schema_version": "ATIF-v1.6", "agent": {"name": "a"}, "steps": {}}', "/steps: expected the list of steps"),
     ],
@@ -108,3 +108,17 @@ def test_bad_input_gives_one_line_and_exit_2(tmp_path, capsys, content, said):
     assert out == ""
     assert len(err.strip().splitlines()) == 1
     assert said in err
+
+
+def test_a_bundle_read_that_breaks_the_contract_exits_1_and_names_its_place_in_the_bundle(tmp_path, capsys):
+    damaged = str(REPO / "examples" / "damaged_rollouts.jsonl")
+    main(capsys, "export", "atif", damaged, "-o", str(tmp_path))
+    refused = []
+    for path in sorted(tmp_path.glob("*.json")):
+        status, out, err = main(capsys, "observe", "atif", str(path))
+        if status == 1:
+            refused.append(err)
+            assert json.loads(out)["records"]  # the bundle is printed all the same
+    assert refused  # a negative duration_ms travels through ATIF's extra and is caught on the way back
+    for err in refused:
+        assert all(line.startswith("gym-contract: /records/") for line in err.splitlines()), err
