@@ -46,18 +46,20 @@ def _attributes(pairs: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"key": key, "value": _value(value)} for key, value in pairs.items() if value is not None]
 
 
-def _nanos(seconds: float | None) -> int | None:
-    if seconds is None:
+def _nanos(value: float | None, digits: int = 9) -> int | None:
+    """Seconds (or, with ``digits`` 6, milliseconds) as whole nanoseconds; None when not a finite time."""
+    if value is None:
         return None
-    try:  # the decimal digits the seconds are written with, not the float's binary approximation
-        return max(0, int(Decimal(repr(seconds)).scaleb(9).to_integral_value()))
+    try:  # the decimal digits the value is written with, not the float's binary approximation
+        return max(0, int(Decimal(repr(value)).scaleb(digits).to_integral_value()))
     except (InvalidOperation, OverflowError, ValueError):  # not finite: no time at all
         return None
 
 
 def _end(start: int | None, end: int | None, duration_ms: float | None) -> int | None:
-    if end is None and start is not None and duration_ms is not None:
-        return _nanos(start / 1_000_000_000 + duration_ms / 1000)
+    length = _nanos(duration_ms, 6)
+    if end is None and start is not None and length is not None:
+        return start + length
     return end
 
 

@@ -132,3 +132,21 @@ def test_law_the_export_is_reproducible_parses_and_gives_every_span_an_id_of_its
     invocations = {r["invocation_id"] for r in records if r["kind"] == "agent_invocation"}
     agents = [s for s in spans if attributes(s).get(gen_ai.GEN_AI_OPERATION_NAME) == "invoke_agent"]
     assert len(agents) >= len(invocations)
+
+
+def test_an_end_taken_from_a_start_and_a_duration_is_exact_to_the_nanosecond():
+    bundle = {
+        "source": "pi",
+        "records": [
+            {"kind": "agent_invocation", "invocation_id": "root"},
+            {"kind": "tool_call", "invocation_id": "root", "tool_call_id": "t", "tool_name": "Bash",
+             "started_at": 1788358333.2, "duration_ms": 500.5},
+        ],
+    }  # fmt: skip
+    spans = [
+        span for part in to_otel([bundle])["resourceSpans"] for scope in part["scopeSpans"] for span in scope["spans"]
+    ]
+    tool = next(
+        span for span in spans if span["startTimeUnixNano"] == "1788358333200000000" and "execute_tool" in span["name"]
+    )
+    assert tool["endTimeUnixNano"] == "1788358333700500000"
