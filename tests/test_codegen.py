@@ -89,19 +89,31 @@ def _codegen_module():
     return module
 
 
-def test_without_the_tools_the_check_installs_the_pinned_ones_and_compares(checkout: Path):
-    """As on a fresh machine: an interpreter with no site-packages (`-S`) has neither tool."""
-    run = subprocess.run(
-        [sys.executable, "-S", str(checkout / "tools" / "codegen.py"), "--check"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert run.returncode == 0, run.stdout + run.stderr
-    assert "datamodel-code-generator is not installed" in run.stderr
-    assert "is in step with schemas/v1" in run.stdout
-    installed = checkout / ".cache" / "codegen-tools" / "datamodel-code-generator-0.89.0-ruff-0.17.6"
-    assert (installed / "installed.txt").read_text().split() == ["datamodel-code-generator==0.89.0", "ruff==0.17.6"]
+def test_without_the_tools_the_check_installs_the_pinned_ones_once_and_compares(monkeypatch, capsys, tmp_path: Path):
+    """The tools' environment is made, filled by pip, marked, used, and reused. Here it runs this test's
+    interpreter, which has the pinned tools, so pip finds nothing to download; `.ci/run` runs the check
+    with a plain Python, where pip installs them from the index."""
+    codegen = _codegen_module()
+    monkeypatch.setattr(codegen, "TOOLS_HOME", tmp_path / "tools")
+    monkeypatch.setattr(codegen, "unusable_tools", lambda: ["datamodel-code-generator is not installed"])
+    made: list[Path] = []
+
+    def environment(folder: Path, **options: object) -> None:
+        made.append(folder)
+        (folder / "bin").mkdir(parents=True)
+        python = folder / "bin" / "python"
+        python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+        python.chmod(0o755)
+
+    monkeypatch.setattr(codegen.venv, "create", environment)
+    assert codegen.main(["--check"]) == 0
+    out, err = capsys.readouterr()
+    assert "is in step with schemas/v1" in out
+    assert "installing datamodel-code-generator==0.89.0 ruff==0.17.6 into" in err
+    assert (made[0] / "installed.txt").read_text().split() == ["datamodel-code-generator==0.89.0", "ruff==0.17.6"]
+    assert codegen.main(["--check"]) == 0  # the environment is reused, not made again
+    assert len(made) == 1
+    assert "installing" not in capsys.readouterr().err
 
 
 def test_tools_that_cannot_be_installed_are_reported_in_one_line_and_nothing_is_compared(
@@ -110,15 +122,22 @@ def test_tools_that_cannot_be_installed_are_reported_in_one_line_and_nothing_is_
     codegen = _codegen_module()
     monkeypatch.setattr(codegen, "TOOLS_HOME", tmp_path / "tools")
     monkeypatch.setattr(codegen, "unusable_tools", lambda: ["datamodel-code-generator is not installed"])
-    monkeypatch.setattr(codegen, "pinned_versions", lambda: {"datamodel-code-generator": "0.0.0", "ruff": "0.0.0"})
+
+    def offline(folder: Path, **options: object) -> None:  # pip as it fails with no network
+        (folder / "bin").mkdir(parents=True)
+        python = folder / "bin" / "python"
+        python.write_text("#!/bin/sh\necho 'ERROR: No matching distribution found for ruff==0.17.6' >&2\nexit 1\n")
+        python.chmod(0o755)
+
+    monkeypatch.setattr(codegen.venv, "create", offline)
     assert codegen.main(["--check"]) == 2
     out, err = capsys.readouterr()
     assert out == ""
     said = err.strip().splitlines()
     assert len(said) == 2  # what is installed, then why it could not be
     assert "nothing was compared" in said[1]
-    assert "cannot install datamodel-code-generator==0.0.0 ruff==0.0.0: pip said:" in said[1]
-    assert list((tmp_path / "tools").iterdir()) == []
+    assert "pip said: ERROR: No matching distribution found for ruff==0.17.6" in said[1]
+    assert list((tmp_path / "tools").iterdir()) == []  # nothing half-made is left to be taken for installed
 
 
 def test_another_version_of_a_tool_is_not_taken_for_the_pinned_one(monkeypatch):
