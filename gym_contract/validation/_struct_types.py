@@ -26,8 +26,8 @@ from gym_contract import schemas
 from gym_contract._vocabulary import SCHEMA_OF_KIND
 from gym_contract.validation._struct_checks import (
     ANNOTATIONS,
-    Branch,
     UnsupportedSchemaError,
+    branch_check,
     branches_check,
     constrains_nothing,
     object_checks,
@@ -295,7 +295,7 @@ class _Compiler:
         merged = {attribute: _widest(kinds) for attribute, kinds in wide.items()}
         fields = [_optional(attribute, kind) for attribute, kind in merged.items()]
         branches = [
-            Branch.of(required, declared, merged, closed, checks) for required, declared, closed, checks in parts
+            branch_check(required, declared, merged, closed, checks) for required, declared, closed, checks in parts
         ]
         check = branches_check(branches, exactly_one)
         return self._define(
