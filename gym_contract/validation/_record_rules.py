@@ -10,6 +10,7 @@ from gym_contract._values import count, indexed_objects, integer, nonempty, numb
 from gym_contract._vocabulary import CAPTURED_TOKEN_FIELDS, MODEL_CONTEXT_LIMIT, TRANSIENT_KINDS
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.validation._rules import (
+    EARLIEST_PLAUSIBLE,
     Context,
     Path,
     gap_rules,
@@ -79,13 +80,14 @@ def trajectory_rules(trajectory: dict[str, Any], ctx: Context) -> Iterator[Diagn
                 f"model_call_id {call_id!r} is already used by model_calls[{prior}]",
                 pointer(*path, "model_call_id"),
             )
-        metadata = obj(call.get("response_metadata")) or {}
-        response_id, model_ref = nonempty(metadata.get("response_id")), obj(metadata.get("model_ref"))
-        if response_id is not None and model_ref is not None:
-            by_response.add((text(model_ref.get("type")), text(model_ref.get("name")), response_id))
+        metadata = call.get("response_metadata")
+        if type(metadata) is dict:
+            response_id, model_ref = nonempty(metadata.get("response_id")), metadata.get("model_ref")
+            if response_id is not None and type(model_ref) is dict:
+                by_response.add((text(model_ref.get("type")), text(model_ref.get("name")), response_id))
         yield from interval_rules(path, call, ctx)
-        stats = obj(call.get("token_stats"))
-        if stats is not None:
+        stats = call.get("token_stats")
+        if type(stats) is dict:
             yield from token_rules(
                 (*path, "token_stats"),
                 stats.get("prompt_tokens"),
@@ -157,8 +159,13 @@ def capture_rules(capture: dict[str, Any], ctx: Context) -> Iterator[Diagnostic]
     metrics = obj(capture.get("metrics"))
     if metrics is not None:
         for field in CAPTURED_TOKEN_FIELDS:
-            known = sum(1 for _, call in calls if count(call.get(field)) is not None)
-            if 0 < known < len(calls) and metrics.get(field) is not None:
+            if metrics.get(field) is None:
+                continue
+            values = [call.get(field) for _, call in calls]
+            if set(map(type, values)) <= {int} and min(values, default=0) >= 0:
+                continue  # every count known: the common case, told in C
+            known = sum(1 for value in values if count(value) is not None)
+            if 0 < known < len(calls):
                 yield Diagnostic.of(
                     "metrics_partial_sum",
                     f"{field} {preview(metrics.get(field))} sums {known} of {len(calls)} calls; the rest are unknown",
@@ -171,10 +178,14 @@ def model_call_record_rules(path: Path, call: dict[str, Any], ctx: Context) -> l
     """One captured call: plausible timestamps and token arithmetic (a list: it runs for every call)."""
     found: list[Diagnostic] = []
     for field in ("started_at", "completed_at"):
-        if not plausible(number(call.get(field)), ctx):
-            found.extend(timestamp_rule((*path, field), call.get(field), ctx))
+        stamp = call.get(field)
+        if not (type(stamp) is float and EARLIEST_PLAUSIBLE <= stamp <= ctx.latest_plausible) and not plausible(
+            number(stamp), ctx
+        ):
+            found.extend(timestamp_rule((*path, field), stamp, ctx))
     tokens = call.get("tokens_in"), call.get("tokens_out"), call.get("tokens_total"), call.get("cached_tokens")
-    return found + token_rules(path, *tokens)
+    found.extend(token_rules(path, *tokens))
+    return found
 
 
 def exchange_rules(exchange: dict[str, Any], ctx: Context) -> Iterator[Diagnostic]:

@@ -113,38 +113,51 @@ def tool_rules(tools: Sequence[tuple[Path, dict[str, Any]]], ctx: Context) -> It
     """Timing order and duration, and one record per (invocation_id, tool_call_id)."""
     seen: dict[tuple[str, str], Path] = {}
     for path, tool in tools:
-        invocation_id, tool_call_id = text(tool.get("invocation_id")), text(tool.get("tool_call_id"))
-        key = (invocation_id, tool_call_id) if invocation_id is not None and tool_call_id is not None else None
-        if key is not None and (prior := repeated(seen, key, path)) is not None:
-            yield Diagnostic.of(
-                "tool_call_duplicate",
-                f"tool call {key[1]!r} of invocation {key[0]!r} is already recorded at {pointer(*prior)}",
-                pointer(*path, "tool_call_id"),
-            )
-        started, completed = number(tool.get("started_at")), number(tool.get("completed_at"))
-        if started is not None and completed is not None and completed < started:
-            yield Diagnostic.of(
-                "tool_timing_reversed",
-                f"completed_at {completed} is {started - completed:.3f} s before started_at {started}",
-                pointer(*path, "completed_at"),
-            )
+        invocation_id, tool_call_id = tool.get("invocation_id"), tool.get("tool_call_id")
+        if isinstance(invocation_id, str) and isinstance(tool_call_id, str):
+            key = (invocation_id, tool_call_id)
+            if (prior := repeated(seen, key, path)) is not None:
+                yield Diagnostic.of(
+                    "tool_call_duplicate",
+                    f"tool call {key[1]!r} of invocation {key[0]!r} is already recorded at {pointer(*prior)}",
+                    pointer(*path, "tool_call_id"),
+                )
+        started, completed = tool.get("started_at"), tool.get("completed_at")
+        if not (type(started) is float and type(completed) is float and completed >= started):
+            started, completed = number(started), number(completed)
+            if started is not None and completed is not None and completed < started:
+                yield Diagnostic.of(
+                    "tool_timing_reversed",
+                    f"completed_at {completed} is {started - completed:.3f} s before started_at {started}",
+                    pointer(*path, "completed_at"),
+                )
         yield from interval_rules(path, tool, ctx)
 
 
-def interval_rules(path: Path, item: dict[str, Any], ctx: Context) -> list[Diagnostic]:
+def interval_rules(path: Path, item: dict[str, Any], ctx: Context) -> Sequence[Diagnostic]:
     """Plausible timestamps, and a duration that agrees with them.
 
-    A list, not a generator: it runs for every timed item, and almost always finds nothing.
+    Not a generator: it runs for every timed item, and almost always finds nothing, so the common
+    case (every value a float) is told without a call to the typed readers.
     """
-    started, completed = number(item.get("started_at")), number(item.get("completed_at"))
+    started, completed = item.get("started_at"), item.get("completed_at")
+    if type(started) is not float:
+        started = number(started)
+    if type(completed) is not float:
+        completed = number(completed)
     found: list[Diagnostic] = []
-    if not plausible(started, ctx):
+    latest = ctx.latest_plausible
+    if started is not None and not EARLIEST_PLAUSIBLE <= started <= latest:
         found.extend(timestamp_rule((*path, "started_at"), started, ctx))
-    if not plausible(completed, ctx):
+    if completed is not None and not EARLIEST_PLAUSIBLE <= completed <= latest:
         found.extend(timestamp_rule((*path, "completed_at"), completed, ctx))
-    duration = number(item.get("duration_ms"))
-    if started is None or completed is None or duration is None:
+    if started is None or completed is None:
         return found
+    duration = item.get("duration_ms")
+    if type(duration) is not float:
+        duration = number(duration)
+        if duration is None:
+            return found
     measured = (completed - started) * 1000.0
     # Only finite values are compared; the others are the timestamp rule's business.
     finite = math.isfinite(started) and math.isfinite(completed) and math.isfinite(duration)
@@ -203,11 +216,17 @@ def gap_rules(gaps: Any, base: Path) -> Iterator[Diagnostic]:
             yield Diagnostic.of("gap_code_unknown", message, pointer(*base, index, "code"))
 
 
-def token_rules(path: Path, prompt: Any, completion: Any, total: Any, cached: Any) -> list[Diagnostic]:
+def token_rules(path: Path, prompt: Any, completion: Any, total: Any, cached: Any) -> Sequence[Diagnostic]:
     """Token arithmetic of one call: the total adds up, the cache is part of the prompt."""
-    prompt, completion, total, cached = count(prompt), count(completion), count(total), count(cached)
+    # Counts are almost always plain non-negative ints: those skip the typed reader.
+    prompt = prompt if type(prompt) is int and prompt >= 0 else count(prompt)
+    completion = completion if type(completion) is int and completion >= 0 else count(completion)
+    total = total if type(total) is int and total >= 0 else count(total)
+    cached = cached if type(cached) is int and cached >= 0 else count(cached)
+    if prompt is None or ((total is None or completion is None) and cached is None):
+        return ()
     found: list[Diagnostic] = []
-    if total is not None and prompt is not None and completion is not None and total != prompt + completion:
+    if total is not None and completion is not None and total != prompt + completion:
         found.append(
             Diagnostic.of(
                 "token_total_mismatch",
@@ -216,7 +235,7 @@ def token_rules(path: Path, prompt: Any, completion: Any, total: Any, cached: An
                 pointer(*path),
             )
         )
-    if cached is not None and prompt is not None and cached > prompt:
+    if cached is not None and cached > prompt:
         message = f"cached {preview(cached)} > prompt {preview(prompt)}"
         found.append(Diagnostic.of("cached_tokens_exceed_prompt", message, pointer(*path)))
     return found
