@@ -73,6 +73,57 @@ def decoded(data: bytes, kind: str) -> Any:
     return top
 
 
+class _RolloutShapes:
+    """Rollout lines decoded in one pass, by a Struct made for the keys the last lines had.
+
+    A file's rollouts mostly share their keys. The Struct of a shape types the attachments as
+    their Structs, the markers as any JSON, and every other key it was made for as raw bytes; a
+    key it was not made for is skipped, which `_keys_all_kept` notices, and the line is then
+    decoded in two steps (`decoded`), whose keys make the Struct for the next line.
+    """
+
+    _KEPT = 16  # shapes remembered; a file whose keys vary more than this decodes in two steps
+
+    def __init__(self) -> None:
+        self._decoders: dict[tuple[str, ...], msgspec.json.Decoder[Any]] = {}
+        self._current: msgspec.json.Decoder[Any] | None = None
+
+    def decode(self, data: bytes) -> Any:
+        """The line in one pass, or None when no shape has been learnt yet."""
+        return None if self._current is None else self._current.decode(data)
+
+    def learn(self, keys: tuple[str, ...]) -> None:
+        """Decode the next lines with the Struct of ``keys``, made on first need."""
+        decoder = self._decoders.get(keys)
+        if decoder is None:
+            if len(self._decoders) >= self._KEPT:
+                self._decoders.clear()
+            decoder = self._decoders[keys] = msgspec.json.Decoder(_frame(keys))
+        self._current = decoder
+
+
+def _frame(keys: tuple[str, ...]) -> Any:
+    """The Struct of rollouts with ``keys`` (and any of the contract's keys), each absent one UNSET."""
+    from gym_contract.validation._struct_types import record_type
+
+    named = dict.fromkeys([*keys, *ROLLOUT_ATTACHMENTS, *_ROLLOUT_MARKERS])
+    fields: list[tuple[str, Any, Any]] = []
+    renamed: dict[str, str] = {}
+    for position, key in enumerate(named):
+        attachment = ROLLOUT_ATTACHMENTS.get(key)
+        if attachment is not None:
+            kind: Any = typing.Optional[record_type(attachment)]  # noqa: UP045 - built at run time
+        else:
+            kind = Any if key in _ROLLOUT_MARKERS else msgspec.Raw
+        attribute = f"k{position}"
+        renamed[attribute] = key
+        fields.append((attribute, kind | msgspec.UnsetType, msgspec.UNSET))
+    return msgspec.defstruct("RolloutFrame", fields, kw_only=True, rename=renamed, gc=False)
+
+
+_SHAPES = _RolloutShapes()
+
+
 def kind_of(data: bytes) -> str | None:
     """The kind of record a line holds, told from its keys alone, or None (not an object, not JSON, not known)."""
     try:
@@ -94,9 +145,13 @@ def skeleton(data: bytes, kind: str) -> dict[str, Any] | None:
             data.decode("utf-8")
         if _ESCAPED_COLON in data:
             return None
-        structs = decoded(data, kind)
-        if not _keys_all_kept(data, structs):
-            return None
+        structs = _SHAPES.decode(data) if kind == "rollout" else None
+        if structs is None or not _keys_all_kept(data, structs):
+            structs = decoded(data, kind)
+            if not _keys_all_kept(data, structs):
+                return None
+            if kind == "rollout":
+                _SHAPES.learn(tuple(structs))
         record = msgspec.to_builtins(structs, builtin_types=(msgspec.Raw,))
     except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError):
         # ValueError covers bad UTF-8 and integers too long to convert; RecursionError, nesting
