@@ -161,7 +161,7 @@ def capture_rules(capture: dict[str, Any], ctx: Context) -> Iterator[Diagnostic]
         for field in CAPTURED_TOKEN_FIELDS:
             if metrics.get(field) is None:
                 continue
-            values = [call.get(field) for _, call in calls]
+            values: list[Any] = [call.get(field) for _, call in calls]
             if set(map(type, values)) <= {int} and min(values, default=0) >= 0:
                 continue  # every count known: the common case, told in C
             known = sum(1 for value in values if count(value) is not None)

@@ -25,6 +25,9 @@ ANNOTATIONS = frozenset(
 
 _NAMES = itertools.count()
 
+Conforms = Callable[[Any], bool]
+"""Whether one decoded value is of a type: the check of a value a merged Struct types more widely."""
+
 
 class UnsupportedSchemaError(NotImplementedError):
     """A subschema uses a keyword, or a combination, that the Struct compiler does not evaluate."""
@@ -213,7 +216,7 @@ def post_init(checks: Sequence[Check], what: str) -> Callable[[Any], None]:
 # ------------------------------------------------------------------------------------- merged branches
 
 
-def conformer(kind: Any) -> Check:
+def conformer(kind: Any) -> Conforms:
     """Whether a value decoded under a wider type is also what the narrower type ``kind`` accepts.
 
     Built once per type: the check runs for every object of a merged Struct.
