@@ -254,7 +254,8 @@ def conformer(kind: Any) -> Conforms:
         item = typing.get_args(kind)[0]
         allowed = _classes(item)
         if allowed is not None:
-            return lambda value: type(value) is list and all(type(element) in allowed for element in value)
+            # The classes of the elements are gathered in C: this runs for every message's content.
+            return lambda value: type(value) is list and set(map(type, value)) <= allowed
         each = conformer(item)
         return lambda value: type(value) is list and all(each(element) for element in value)
     if origin is dict:
