@@ -56,6 +56,10 @@ class TokenDistribution(TokenTally):
         count = token_count(value)
         self.bins[UNKNOWN_BIN if count is None else token_bin(count)] += 1
 
+    def add_all(self, values: list[Any]) -> None:
+        for value in values:  # each value lands in its own bin: no sum stands for them
+            self.add(value)
+
 
 @dataclass(frozen=True)
 class SampledRollout:
