@@ -73,8 +73,10 @@ def trajectory_rules(trajectory: dict[str, Any], ctx: Context) -> Iterator[Diagn
     by_response: set[tuple[str | None, str | None, str]] = set()
     for index, call in indexed_objects(trajectory.get("model_calls")):
         path = ("model_calls", index)
-        call_id = nonempty(call.get("model_call_id"))
-        if call_id is not None and (prior := repeated(by_id, call_id, index)) is not None:
+        call_id = call.get("model_call_id")
+        if type(call_id) is not str:
+            call_id = nonempty(call_id)
+        if call_id and (prior := repeated(by_id, call_id, index)) is not None:
             yield Diagnostic.of(
                 "model_call_id_duplicate",
                 f"model_call_id {call_id!r} is already used by model_calls[{prior}]",
@@ -107,6 +109,9 @@ def trajectory_rules(trajectory: dict[str, Any], ctx: Context) -> Iterator[Diagn
 
     def dangling(base: Path, refs: Any) -> Iterator[Diagnostic]:
         for index, ref in indexed_objects(refs):
+            call_id = ref.get("model_call_id")
+            if type(call_id) is str and call_id in by_id:
+                continue  # the common case of `resolves`, told here: it runs for every reference
             if not resolves(ref):
                 shown = nonempty(ref.get("model_call_id")) or text(ref.get("response_id"))
                 yield Diagnostic.of(
@@ -122,14 +127,15 @@ def trajectory_rules(trajectory: dict[str, Any], ctx: Context) -> Iterator[Diagn
     task_id, rollout_id = text(trajectory.get("task_id")), text(trajectory.get("rollout_id"))
     for index, turn in indexed_objects(trajectory.get("turns")):
         path = ("turns", index)
-        for field, expected in (("task_id", task_id), ("rollout_id", rollout_id)):
-            given = text(turn.get(field))
-            if given is not None and expected is not None and given != expected:
-                yield Diagnostic.of(
-                    "turn_identity_mismatch",
-                    f"turn {field} {preview(given)} differs from the trajectory's {preview(expected)}",
-                    pointer(*path, field),
-                )
+        if turn.get("task_id") != task_id or turn.get("rollout_id") != rollout_id:
+            for field, expected in (("task_id", task_id), ("rollout_id", rollout_id)):
+                given = text(turn.get(field))
+                if given is not None and expected is not None and given != expected:
+                    yield Diagnostic.of(
+                        "turn_identity_mismatch",
+                        f"turn {field} {preview(given)} differs from the trajectory's {preview(expected)}",
+                        pointer(*path, field),
+                    )
         invocation_id, turn_no = text(turn.get("invocation_id")), integer(turn.get("turn_no"))
         key = (invocation_id, turn_no) if invocation_id is not None and turn_no is not None else None
         if key is not None and (prior := repeated(turns_seen, key, index)) is not None:
@@ -138,15 +144,19 @@ def trajectory_rules(trajectory: dict[str, Any], ctx: Context) -> Iterator[Diagn
                 f"turn {preview(key[1])} of invocation {preview(key[0])} already appears at turns[{prior}]",
                 pointer(*path, "turn_no"),
             )
-        yield from reference_rule(path, invocation_id, known, "turn", ctx)
-        if not plausible(number(turn.get("timestamp")), ctx):
-            yield from timestamp_rule((*path, "timestamp"), turn.get("timestamp"), ctx)
+        if invocation_id not in known:
+            yield from reference_rule(path, invocation_id, known, "turn", ctx)
+        stamp = turn.get("timestamp")
+        if not (type(stamp) is float and EARLIEST_PLAUSIBLE <= stamp <= ctx.latest_plausible):
+            yield from timestamp_rule((*path, "timestamp"), stamp, ctx)
         yield from dangling(path, turn.get("model_calls"))
 
     tools = [(("tool_calls", i), r) for i, r in indexed_objects(trajectory.get("tool_calls"))]
     yield from tool_rules(tools, ctx)
     for path, tool in tools:
-        yield from reference_rule(path, tool.get("invocation_id"), known, "tool call", ctx)
+        owner = tool.get("invocation_id")
+        if not (type(owner) is str and owner in known):
+            yield from reference_rule(path, owner, known, "tool call", ctx)
     yield from gap_rules(trajectory.get("gaps"), ("gaps",))
 
 
