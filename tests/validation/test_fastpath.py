@@ -156,6 +156,36 @@ def test_a_key_repeated_outside_the_contract_of_a_rollout_is_not_looked_at():
     _agree(doubled, None, hint="rollout")
 
 
+def test_a_rollout_shape_learnt_from_earlier_lines_never_hides_a_key():
+    trajectory = _canonical_example()
+    learnt = b'{"reward":1.0,"response":{"id":"r"},"ng_trajectory":' + trajectory + b"}"
+    others = {
+        "same keys": learnt,
+        "another order": b'{"ng_trajectory":' + trajectory + b',"response":{"id":"r"},"reward":1.0}',
+        "a key the shape lacks": learnt.replace(b'{"reward"', b'{"agent_ref":{"name":"a:b"},"reward"', 1),
+        "a key left out": b'{"ng_trajectory":' + trajectory + b"}",
+        "a repeated top-level key": learnt.replace(b'{"reward":1.0', b'{"reward":1.0,"reward":2.0', 1),
+        "a repeated attachment": learnt[:-1] + b',"ng_trajectory":' + trajectory + b"}",
+        "an attachment that is null": learnt.replace(b'"ng_trajectory":' + trajectory, b'"ng_trajectory":null', 1),
+        "an attachment that is not an object": learnt.replace(b'"ng_trajectory":' + trajectory, b'"ng_trajectory":1'),
+        "a marker of the contract": learnt.replace(b'{"reward"', b'{"_ng_rollout_id":"r-1","reward"', 1),
+        "a marker that is not a string": learnt.replace(b'{"reward"', b'{"_ng_rollout_id":7,"reward"', 1),
+    }
+    expected = {
+        "a repeated top-level key": ["json_duplicate_key"],
+        "a repeated attachment": ["json_duplicate_key"],
+        "an attachment that is not an object": ["schema_violation"],
+        "a marker that is not a string": ["rollout_id_invalid"],
+    }
+    for name, line in others.items():
+        # Each line right after the learnt one, whose shape the fast path then tries first.
+        check_line(learnt, hint="rollout", now=NOW)
+        found = check_line(line, hint="rollout", now=NOW)
+        assert [d.code for d in found.diagnostics] == expected.get(name, []), name
+        check_line(learnt, hint="rollout", now=NOW)
+        _agree(line, None, hint="rollout")
+
+
 def test_a_json_document_follows_the_same_rule(tmp_path):
     inside = _canonical_example().replace(b'"request":{"model":"m",', b'"request":{"model":"m","model":"n",', 1)
     outside = _canonical_example().replace(b'"task_id":"7",', b'"task_id":"7","task_id":"7",', 1)
