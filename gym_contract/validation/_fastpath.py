@@ -124,6 +124,16 @@ def _frame(keys: tuple[str, ...]) -> Any:
 _SHAPES = _RolloutShapes()
 
 
+def decoded_once(data: bytes, kind: str) -> Any:
+    """The line decoded as the fast path tries it first: a rollout in one pass once a shape is learnt."""
+    structs = _SHAPES.decode(data) if kind == "rollout" else None
+    if structs is None:
+        structs = decoded(data, kind)
+        if kind == "rollout":
+            _SHAPES.learn(tuple(structs))
+    return structs
+
+
 def kind_of(data: bytes) -> str | None:
     """The kind of record a line holds, told from its keys alone, or None (not an object, not JSON, not known)."""
     try:
