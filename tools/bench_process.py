@@ -60,7 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--passes", type=int, default=5, help="passes per measurement; the median is reported")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
     args = parser.parse_args(argv)
-    command = shutil.which("gym-contract") or "gym-contract"
+    # The command installed beside this interpreter, as a virtual environment puts it, else the one on PATH.
+    beside = Path(sys.executable).with_name("gym-contract")
+    command = str(beside) if beside.is_file() else shutil.which("gym-contract") or "gym-contract"
     ours = [command, "validate", "--quiet"]
     megabytes = args.corpus.stat().st_size / 1e6
     with tempfile.TemporaryDirectory() as tmp:
