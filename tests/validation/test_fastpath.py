@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import sys
 from functools import cache
 
 import msgspec
@@ -14,12 +15,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gym_contract import schemas
+from gym_contract._limits import MAX_DEPTH
 from gym_contract._values import NumberText
 from gym_contract.checking import check_files
 from gym_contract.models import AgentObservationBundle, ModelCallCapture, TrajectoryRecord
 from gym_contract.report import Report
-from gym_contract.validation import CheckedLine, check_line
-from gym_contract.validation._fastpath import skeleton
+from gym_contract.validation import CheckedLine, _fastpath, check_line
+from gym_contract.validation._fastpath import depth_checked, nests_within, skeleton
 from tests.schema_instances import schema_instances
 from tests.support import with_repeated_key
 from tests.test_agreement import mutated
@@ -363,3 +365,69 @@ def test_inside_an_object_the_schema_types_but_says_nothing_of_only_its_own_keys
     (found,) = check_line(own, "model_call_capture", now=NOW).diagnostics
     assert (found.code, found.path) == ("json_duplicate_key", "/calls/0/request")
     _agree(own, "model_call_capture")
+
+
+# ------------------------------------------------------------------ how deep msgspec may nest
+
+
+def _unbounded_padding(monkeypatch) -> None:
+    monkeypatch.setattr(_fastpath, "_MOST_PADDING", 1 << 16)
+    monkeypatch.setattr(_fastpath, "_PADDING", {})
+    monkeypatch.setattr(_fastpath, "_TOO_MUCH_ROOM", set())
+
+
+@pytest.fixture
+def room_to_recurse(monkeypatch):
+    """A recursion limit above the package's nesting limit, as Python 3.12's C limit leaves msgspec, and
+    no bound on the padding, which only weighs its cost: the measure is exact whatever the room."""
+    _unbounded_padding(monkeypatch)
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(3000)
+    yield
+    sys.setrecursionlimit(previous)
+
+
+def _nested_value(levels: int, kind: str) -> bytes:
+    opening, closing = ("[", "]") if kind == "arrays" else ('{"k":', "}")
+    inner = "1" if kind == "objects" else ""
+    return (opening * levels + inner + closing * levels).encode()
+
+
+@pytest.mark.parametrize("limit", [40, 1022])
+@pytest.mark.parametrize("kind", ["arrays", "objects"])
+def test_nesting_is_measured_exactly_at_the_limit(room_to_recurse, limit, kind):
+    padding = b" " * (2 * limit)  # long enough that the length alone proves nothing
+    assert nests_within(_nested_value(limit, kind) + padding, limit)
+    assert not nests_within(_nested_value(limit + 1, kind) + padding, limit)
+    # Brackets inside a string are no nesting.
+    assert nests_within(b'{"text":"' + b"[" * (4 * limit) + b'"}', limit)
+
+
+def test_nesting_is_measured_exactly_from_a_deeper_stack(room_to_recurse):
+    limit, padding = 40, b" " * 100
+
+    def through_c_calls(depth: int) -> tuple[bool, bool]:
+        if depth == 0:
+            return (
+                nests_within(_nested_value(limit, "arrays") + padding, limit),
+                nests_within(_nested_value(limit + 1, "arrays") + padding, limit),
+            )
+        return next(map(through_c_calls, [depth - 1]))  # a frame of C between two of Python
+
+    nests_within(_nested_value(limit, "arrays") + padding, limit)  # the room measured up here first
+    assert through_c_calls(60) == (True, False)
+
+
+def test_a_line_shorter_than_twice_the_limit_needs_no_measure():
+    assert nests_within(b"[" * 10, 5)
+
+
+def test_a_rollout_line_is_decoded_on_every_interpreter_unless_it_nests_too_deep(monkeypatch):
+    _unbounded_padding(monkeypatch)  # on interpreters whose room is costly to measure
+    line = b'{"response":{"id":"r"},"ng_trajectory":' + _canonical_example() + b"}"
+    assert depth_checked(line, "rollout")
+    assert skeleton(line, "rollout") is not None
+    deep = line.replace(b'{"id":"r"}', _nested_value(MAX_DEPTH, "arrays"), 1)
+    assert skeleton(deep, "rollout") is None
+    assert [d.code for d in check_line(deep, hint="rollout", now=NOW).diagnostics] == ["json_invalid"]
+    _agree(deep, None, hint="rollout")
