@@ -315,15 +315,24 @@ def _fields(struct: Any) -> dict[str, Any]:
 
 
 @cache
-def structural_validator(kind: str) -> Any:
-    """A compiled jsonschema_rs validator over the same bundled schemas (no network)."""
+def _compiled_registry() -> Any:
+    """The bundled schemas in a jsonschema_rs registry, built once for every kind (no network)."""
     import jsonschema_rs  # only lines the Structs do not take need it
 
     from gym_contract import schemas
 
-    documents = [(schemas.schema_id(n), schemas.get(n)) for n in schemas.names() if "#" not in schemas.schema_id(n)]
-    registry = jsonschema_rs.Registry(documents)
-    return jsonschema_rs.validator_for({"$ref": schemas.schema_id(SCHEMA_OF_KIND[kind])}, registry=registry)
+    # The documents as read, not copies: the registry takes them into its own memory.
+    return jsonschema_rs.Registry([(document["$id"], document) for document in schemas._documents().values()])
+
+
+@cache
+def structural_validator(kind: str) -> Any:
+    """A compiled jsonschema_rs validator over the same bundled schemas (no network)."""
+    import jsonschema_rs
+
+    from gym_contract import schemas
+
+    return jsonschema_rs.validator_for({"$ref": schemas.schema_id(SCHEMA_OF_KIND[kind])}, registry=_compiled_registry())
 
 
 def failing_paths(record: dict[str, Any], kind: str) -> list[tuple[str | int, ...]] | None:
