@@ -88,7 +88,7 @@ def _equals(subject: str, option: Any) -> Check:
     """``subject`` is ``option`` and of its very type (JSON's `1` is not `true`)."""
     if option is None or isinstance(option, bool):
         return Check(f"{subject} is {option!r}")
-    if type(option) in (str, int, float):
+    if type(option) in (str, int):
         return Check(f"(type({subject}) is {type(option).__name__} and {subject} == {option!r})")
     name = f"_c{next(_NAMES)}"
     return Check(f"(type({subject}) is type({name}) and {subject} == {name})", {name: option})
@@ -116,8 +116,11 @@ def value_check(schema: dict[str, Any], subject: str) -> Check:
     if allowed_values is not None:
         options = [_equals(subject, option) for option in allowed_values]
         parts.append(Check("(" + " or ".join(o.source for o in options) + ")" if options else "False", _bound(options)))
-    lengths = [f"len({subject}) >= {schema['minLength']}"] if "minLength" in schema else []
-    lengths += [f"len({subject}) <= {schema['maxLength']}"] if "maxLength" in schema else []
+    bounds = {word: schema[word] for word in ("minLength", "maxLength") if word in schema}
+    if any(type(bound) is not int for bound in bounds.values()):
+        raise UnsupportedSchemaError(f"string lengths that are not integers: {bounds}")
+    lengths = [f"len({subject}) >= {bounds['minLength']}"] if "minLength" in bounds else []
+    lengths += [f"len({subject}) <= {bounds['maxLength']}"] if "maxLength" in bounds else []
     if lengths:
         parts.append(Check(f"(type({subject}) is not str or ({' and '.join(lengths)}))"))
     return _all(parts)

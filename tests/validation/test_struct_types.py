@@ -162,6 +162,13 @@ def test_a_tagged_union_may_declare_its_tag_and_type_as_strict_validators_ask():
         {**TAGGED_UNION, "properties": {"type": {"enum": ["a", "b"]}}},
         {**TAGGED_UNION, "properties": {"type": True, "name": True}},
         {**TAGGED_UNION, "type": "array"},
+        # A condition is compiled to source: a length that is not an integer never reaches it.
+        {
+            "type": "object",
+            "properties": {"a": {"type": "string"}, "b": {}},
+            "if": {"properties": {"a": {"minLength": "1) or (True"}}},
+            "then": {"required": ["b"]},
+        },
     ],
 )
 def test_a_keyword_the_compiler_does_not_check_is_refused_when_the_types_are_built(schema):
