@@ -153,6 +153,8 @@ class _RolloutShapes:
     """
 
     _KEPT = 16  # shapes remembered; a file whose keys vary more than this decodes in two steps
+    # A rollout has a dozen keys; a Struct of a line with thousands would cost more to make than it saves.
+    _MOST_KEYS = 256
 
     def __init__(self) -> None:
         self._decoders: dict[tuple[str, ...], msgspec.json.Decoder[Any]] = {}
@@ -163,7 +165,9 @@ class _RolloutShapes:
         return None if self._current is None else self._current.decode(data)
 
     def learn(self, keys: tuple[str, ...]) -> None:
-        """Decode the next lines with the Struct of ``keys``, made on first need."""
+        """Decode the next lines with the Struct of ``keys``, made on first need (not for a line of very many keys)."""
+        if len(keys) > self._MOST_KEYS:
+            return
         decoder = self._decoders.get(keys)
         if decoder is None:
             if len(self._decoders) >= self._KEPT:

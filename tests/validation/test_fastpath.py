@@ -188,6 +188,16 @@ def test_a_rollout_shape_learnt_from_earlier_lines_never_hides_a_key():
         _agree(line, None, hint="rollout")
 
 
+def test_a_rollout_line_of_very_many_keys_is_checked_without_a_struct_made_for_them():
+    trajectory = _canonical_example()
+    crowded = b"{" + b"".join(b'"x%d":%d,' % (n, n) for n in range(5000)) + b'"ng_trajectory":' + trajectory + b"}"
+    for line in (crowded, crowded):  # the second time, as the line after one of the same keys
+        assert skeleton(line, "rollout") is not None
+        assert check_line(line, hint="rollout", now=NOW).diagnostics == []
+    assert len(_fastpath._SHAPES._decoders) <= _fastpath._RolloutShapes._KEPT
+    assert all(len(keys) <= _fastpath._RolloutShapes._MOST_KEYS for keys in _fastpath._SHAPES._decoders)
+
+
 def test_a_json_document_follows_the_same_rule(tmp_path):
     inside = _canonical_example().replace(b'"request":{"model":"m",', b'"request":{"model":"m","model":"n",', 1)
     outside = _canonical_example().replace(b'"task_id":"7",', b'"task_id":"7","task_id":"7",', 1)
