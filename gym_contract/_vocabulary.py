@@ -123,3 +123,8 @@ def token_count(value: Any) -> int | None:
     `type(...) is int`, not isinstance: True is an int to Python but never a count.
     """
     return value if type(value) is int and value >= 0 else None
+
+
+def all_token_counts(values: list[Any]) -> bool:
+    """Whether every one of ``values`` is a real token count (`token_count`), told in C: the common case."""
+    return set(map(type, values)) <= {int} and min(values, default=0) >= 0

@@ -133,6 +133,7 @@ def decoded(data: bytes, kind: str) -> Any:
     if kind != "rollout":
         return record_decoder(kind).decode(data)
     top: dict[str, Any] = _TOP_LEVEL.decode(data)
+    _SHAPES.learn(tuple(top))  # the next lines are tried in one pass, by a Struct of these keys
     for key, raw in top.items():
         attachment = ROLLOUT_ATTACHMENTS.get(key)
         if attachment is not None:
@@ -201,11 +202,7 @@ _SHAPES = _RolloutShapes()
 def decoded_once(data: bytes, kind: str) -> Any:
     """The line decoded as the fast path tries it first: a rollout in one pass once a shape is learnt."""
     structs = _SHAPES.decode(data) if kind == "rollout" else None
-    if structs is None:
-        structs = decoded(data, kind)
-        if kind == "rollout":
-            _SHAPES.learn(tuple(structs))
-    return structs
+    return decoded(data, kind) if structs is None else structs
 
 
 def kind_of(data: bytes) -> str | None:
@@ -229,13 +226,13 @@ def skeleton(data: bytes, kind: str) -> dict[str, Any] | None:
             data.decode("utf-8")
         if _ESCAPED_COLON in data:
             return None
-        structs = _SHAPES.decode(data) if kind == "rollout" else None
-        if structs is None or not _keys_all_kept(data, structs):
+        tried = _SHAPES.decode(data) if kind == "rollout" else None
+        if tried is not None and _keys_all_kept(data, tried):
+            structs = tried
+        else:  # no shape yet, or a key the shape does not know, or a repeated one
             structs = decoded(data, kind)
             if not _keys_all_kept(data, structs):
                 return None
-            if kind == "rollout":
-                _SHAPES.learn(tuple(structs))
         record = msgspec.to_builtins(structs, builtin_types=(msgspec.Raw,))
     except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError):
         # ValueError covers bad UTF-8 and integers too long to convert; RecursionError, nesting

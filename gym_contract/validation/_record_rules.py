@@ -6,8 +6,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from gym_contract._json_pointer import pointer
-from gym_contract._values import count, indexed_objects, integer, nonempty, number, obj, preview, text
-from gym_contract._vocabulary import CAPTURED_TOKEN_FIELDS, MODEL_CONTEXT_LIMIT, TRANSIENT_KINDS
+from gym_contract._values import count, indexed_objects, integer, nonempty, obj, preview, text
+from gym_contract._vocabulary import CAPTURED_TOKEN_FIELDS, MODEL_CONTEXT_LIMIT, TRANSIENT_KINDS, all_token_counts
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.validation._rules import (
     EARLIEST_PLAUSIBLE,
@@ -16,7 +16,6 @@ from gym_contract.validation._rules import (
     gap_rules,
     interval_rules,
     invocation_rules,
-    plausible,
     reference_rule,
     repeated,
     rollout_id_rule,
@@ -172,8 +171,8 @@ def capture_rules(capture: dict[str, Any], ctx: Context) -> Iterator[Diagnostic]
             if metrics.get(field) is None:
                 continue
             values: list[Any] = [call.get(field) for _, call in calls]
-            if set(map(type, values)) <= {int} and min(values, default=0) >= 0:
-                continue  # every count known: the common case, told in C
+            if all_token_counts(values):
+                continue
             known = sum(1 for value in values if count(value) is not None)
             if 0 < known < len(calls):
                 yield Diagnostic.of(
@@ -189,9 +188,7 @@ def model_call_record_rules(path: Path, call: dict[str, Any], ctx: Context) -> l
     found: list[Diagnostic] = []
     for field in ("started_at", "completed_at"):
         stamp = call.get(field)
-        if not (type(stamp) is float and EARLIEST_PLAUSIBLE <= stamp <= ctx.latest_plausible) and not plausible(
-            number(stamp), ctx
-        ):
+        if not (type(stamp) is float and EARLIEST_PLAUSIBLE <= stamp <= ctx.latest_plausible):
             found.extend(timestamp_rule((*path, field), stamp, ctx))
     tokens = call.get("tokens_in"), call.get("tokens_out"), call.get("tokens_total"), call.get("cached_tokens")
     found.extend(token_rules(path, *tokens))

@@ -14,6 +14,7 @@ from gym_contract._vocabulary import (
     ROLLOUT_ATTACHMENTS,
     TOKEN_FIELDS,
     TRAJECTORY,
+    all_token_counts,
     token_count,
 )
 from gym_contract.coverage import NO_OBSERVATIONS, CoverageMatrix, rollout_coverage
@@ -44,7 +45,7 @@ class TokenTally:
 
     def add_all(self, values: list[Any]) -> None:
         """`add` each of ``values``; when all are counts (the common case), summed in C."""
-        if set(map(type, values)) <= {int} and min(values, default=0) >= 0:
+        if all_token_counts(values):
             self.known += sum(values)
             return
         for value in values:

@@ -82,6 +82,8 @@ _TYPE_TESTS = {
     "array": "type({0}) is list",
     "object": "isinstance({0}, _object_types)",
 }
+_TYPE_NAMES = {"_object_types": (dict, msgspec.Struct)}
+"""The names the type tests refer to."""
 
 
 def _equals(subject: str, option: Any) -> Check:
@@ -124,9 +126,6 @@ def value_check(schema: dict[str, Any], subject: str) -> Check:
     if lengths:
         parts.append(Check(f"(type({subject}) is not str or ({' and '.join(lengths)}))"))
     return _all(parts)
-
-
-_TYPE_NAMES = {"_object_types": (dict, msgspec.Struct)}
 
 
 def object_check(schema: Any, attributes: dict[str, str]) -> Check:
