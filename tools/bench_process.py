@@ -12,6 +12,7 @@ records with some of them invalid, its rate against the clean file's.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import shutil
@@ -20,6 +21,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 TOOLS = Path(__file__).resolve().parent
@@ -29,19 +32,35 @@ TOOLS = Path(__file__).resolve().parent
 ENVIRONMENT = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
 
 
-def median_seconds(commands: dict[str, list[str]], passes: int) -> dict[str, float]:
-    """Median wall time of each command over ``passes`` rounds, after one untimed round; output thrown away.
+Runs = dict[str, tuple[Callable[[], object], int]]
+"""Measurements by name: what to run, and how many passes to time."""
 
-    A round runs every command once, in turn, so that a change in the machine's load weighs on all
-    of them alike and the ratios between them hold.
+
+def interleaved_medians(runs: Runs, *, warm_up: bool = False) -> dict[str, float]:
+    """Median wall time of each run over its passes, taken round by round, after an untimed round with ``warm_up``.
+
+    A round runs every measurement once, in turn, so that a change in the machine's load weighs on
+    all of them alike and the ratios between them hold.
     """
-    times: dict[str, list[float]] = {name: [] for name in commands}
-    for _ in range(passes + 1):
-        for name, command in commands.items():
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    first = 1 if warm_up else 0
+    for round_ in range(first + max(passes for _, passes in runs.values())):
+        for name, (run, passes) in runs.items():
+            if round_ >= first + passes:
+                continue
+            gc.collect()
             started = time.perf_counter()
-            subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env=ENVIRONMENT)
-            times[name].append(time.perf_counter() - started)
-    return {name: statistics.median(taken[1:]) for name, taken in times.items()}
+            run()
+            if round_ >= first:
+                times[name].append(time.perf_counter() - started)
+    return {name: statistics.median(taken) for name, taken in times.items()}
+
+
+def median_seconds(commands: dict[str, list[str]], passes: int) -> dict[str, float]:
+    """Median wall time of each command over ``passes`` rounds, after one untimed round; output thrown away."""
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "check": False, "env": ENVIRONMENT}
+    runs = {name: (partial(subprocess.run, command, **quiet), passes) for name, command in commands.items()}
+    return interleaved_medians(runs, warm_up=True)
 
 
 def peak_rss_mb(command: list[str]) -> float:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import statistics
@@ -21,6 +20,9 @@ from gym_contract import schemas
 from gym_contract.checking import check_files
 from gym_contract.models import AgentObservationBundle, ModelCallCapture, TrajectoryRecord
 from gym_contract.validation import _fastpath, detect_kind
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling tool, run as a script or imported
+from bench_process import interleaved_medians  # one round-by-round timer for both benchmarks
 
 ROOT = Path(__file__).resolve().parents[1]
 ATTACHMENTS = {
@@ -48,22 +50,6 @@ def corpus_of(args: argparse.Namespace, tmp: Path) -> Path:
 def median_seconds(run: Callable[[], object], passes: int) -> float:
     """Median wall time of several passes; the machine is shared, so one pass proves nothing."""
     return interleaved_medians({"run": (run, passes)})["run"]
-
-
-def interleaved_medians(runs: dict[str, tuple[Callable[[], object], int]]) -> dict[str, float]:
-    """Median wall time of each run over its passes, taken round by round: each round runs every
-    measurement once, in turn, so that a change in the machine's load weighs on all of them alike
-    and the ratios between them hold."""
-    times: dict[str, list[float]] = {name: [] for name in runs}
-    for round_ in range(max(passes for _, passes in runs.values())):
-        for name, (run, passes) in runs.items():
-            if round_ >= passes:
-                continue
-            gc.collect()
-            started = time.perf_counter()
-            run()
-            times[name].append(time.perf_counter() - started)
-    return {name: statistics.median(taken) for name, taken in times.items()}
 
 
 def rs_validators() -> dict[str, object]:
