@@ -19,6 +19,7 @@ import json
 import subprocess
 import sys
 from collections import Counter
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +53,8 @@ KINDS = (
 # Kinds whose cross-field rules our engine checks as diagnostics where the reference's model raises
 # (a record on its own has its rules checked there too, once it is in a bundle or a trajectory).
 ENGINE_KINDS = {"agent_observations": "bundle", "trajectory": "trajectory"}
-ODD_VALUES: tuple[Any, ...] = (None, -1, -0.5, "", "a b", "-x", [], {}, True, 1.5, "x", 7)
+# "[1, 2]" and "7": arguments text that parses to something other than an object.
+ODD_VALUES: tuple[Any, ...] = (None, -1, -0.5, "", "a b", "-x", [], {}, True, 1.5, "x", 7, "[1, 2]", "7")
 
 
 # ------------------------------------------------------------------------------------------ documents
@@ -81,6 +83,13 @@ def _parts(bundle: dict[str, Any], trajectory: dict[str, Any], capture: dict[str
     return found
 
 
+@cache
+def example_exchanges() -> list[dict[str, Any]]:
+    """Every line of the example capture files: each dialect, with function calls and tool uses."""
+    files = sorted((ROOT / "examples").rglob("*.capture.jsonl"))
+    return [json.loads(line) for path in files for line in path.read_text().splitlines() if line.strip()]
+
+
 def _places(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     found: list[tuple[Any, ...]] = []
     stack: list[tuple[Any, tuple[Any, ...]]] = [(value, path)]
@@ -99,8 +108,12 @@ def _changed(draw: st.DrawFn, document: Any) -> Any:
     places = _places(copy)
     if not places:
         return draw(st.sampled_from(ODD_VALUES))
+    # Numbers (bounds), and the fields a captured record copies out of a response's tool calls,
+    # are changed more often than their share of the places.
     numbers = [path for path in places if _is_number(_at(copy, path))]
-    path = draw(st.sampled_from(numbers if numbers and draw(st.integers(0, 2)) == 0 else places))
+    copied = [path for path in places if path[-1] in ("arguments", "call_id", "name", "input")]
+    favoured = draw(st.sampled_from([numbers, copied, copied, places]))
+    path = draw(st.sampled_from(favoured or places))
     parent = _at(copy, path[:-1])
     if _is_number(parent[path[-1]]) and draw(st.booleans()):
         parent[path[-1]] = -parent[path[-1]] - 1
@@ -129,14 +142,35 @@ def documents(draw: st.DrawFn) -> list[tuple[str, Any]]:
         drawn = _parts(draw(contract.bundles()), draw(contract.trajectories()), capture)
         drawn.append(("capture_exchange", draw(contract.capture_exchanges())))
     else:
-        kind = draw(st.sampled_from(KINDS))
-        drawn = [(kind, draw(schema_instances(kind)))]
+        kind = draw(st.sampled_from((*KINDS, "capture_exchange", "capture_exchange", "capture_exchange")))
+        # Capture lines from the strategies and the examples hold realistic responses; the examples'
+        # hold tool calls for the reference to derive.
+        source = schema_instances(kind)
+        if kind == "capture_exchange":
+            source = draw(st.sampled_from([source, contract.capture_exchanges(), st.sampled_from(example_exchanges())]))
+        drawn = [(kind, draw(source))]
     return [*drawn, *((kind, _changed(draw, document)) for kind, document in drawn)]
 
 
-def draw_documents(count: int, seed: int) -> list[tuple[str, Any]]:
-    """At least ``count`` documents, drawn in rounds of a hundred batches, each round under its own seed."""
+def copied_field_variants() -> list[tuple[str, Any]]:
+    """Every example capture line with one field that a record copies from a tool call (`arguments`,
+    `call_id`, `name`, `input`) replaced by each odd value: what a model's response may hold there."""
     found: list[tuple[str, Any]] = []
+    for exchange in example_exchanges():
+        for path in _places(exchange):
+            if path[-1] not in ("arguments", "call_id", "name", "input") or "response" not in path:
+                continue
+            for value in ODD_VALUES:
+                variant = json.loads(json.dumps(exchange))
+                _at(variant, path[:-1])[path[-1]] = value
+                found.append(("capture_exchange", variant))
+    return found
+
+
+def draw_documents(count: int, seed: int) -> list[tuple[str, Any]]:
+    """``count`` documents: the copied-field variants of the example capture lines, then documents
+    drawn in rounds of a hundred batches, each round under its own seed."""
+    found: list[tuple[str, Any]] = copied_field_variants()[:count]
 
     @settings(max_examples=100, database=None, deadline=None, suppress_health_check=list(HealthCheck))
     @given(documents())
@@ -185,7 +219,7 @@ def our_refusal(kind: str, document: Any) -> tuple[str, bool] | None:
         node = node[part] if isinstance(node, (dict, list)) else None
         if before == "conversation" and isinstance(node, dict):
             items.append(node)
-    untyped = any(isinstance(item, dict) and "type" not in item and "role" not in item for item in items)
+    untyped = any(isinstance(item, dict) and "type" not in item for item in items)
     return f"{_shape(path)} {error.validator}", untyped
 
 
@@ -211,7 +245,14 @@ DOCUMENTED = {
 
 
 def classify(kind: str, document: Any, reference: dict[str, Any]) -> tuple[str, str] | None:
-    """(class, detail) of a disagreement, or None when both verdicts agree."""
+    """(class, detail) of a disagreement, or None when both verdicts agree. A record the reference
+    derives from a capture line must be one our schema takes: the reference writes it into rollouts."""
+    derived = reference.get("record")
+    if derived is not None:
+        refusal = our_refusal("model_call_record", derived)
+        if refusal is not None:
+            verdict = "negative" if refusal[0].endswith("minimum") else "written"
+            return verdict, f"model_call_record derived by the reference: we refuse at {refusal[0]}"
     refusal = our_refusal(kind, document)
     ours, untyped = refusal if refusal is not None else (None, False)
     if reference["lax"] and ours is None:

@@ -5,7 +5,8 @@
 Each input line is `{"kind": K, "document": D}`; each output line says whether NeMo Gym's Pydantic
 model for K takes D as it validates input (`lax`), whether it takes it without coercing a value of
 one JSON type into another (`strict`), and, when it refuses, the first error's location and type.
-A capture exchange is judged by whether the reference derives a `ModelCallRecord` from it. Nothing
+A capture exchange is judged by whether the reference derives a `ModelCallRecord` from it, and
+the record it derives is returned as it would write it (`record`). Nothing
 of this package is imported here: the reference's environment does not have it.
 """
 
@@ -48,7 +49,7 @@ def judges(checkout: str) -> dict[str, Any]:
         if strict:  # the fields the record takes from the exchange as they are, without coercion
             taken = {field: document.get(key) for key, field in _TAKEN_AS_IS.items()}
             ModelCallRecord.model_validate_json(json.dumps({**taken, "call_index": 0}), strict=True)
-        return record
+        return record.model_dump(mode="json")
 
     return {
         "model_call_ref": model(observability.ModelCallRef),
@@ -89,8 +90,10 @@ def verdict(judge: Any, document: Any) -> dict[str, Any]:
     found: dict[str, Any] = {}
     for mode in ("lax", "strict"):
         try:
-            judge(document, mode == "strict")
+            taken = judge(document, mode == "strict")
             found[mode] = True
+            if mode == "lax" and isinstance(taken, dict):  # the record derived from a capture line
+                found["record"] = taken
         except Exception as error:  # any refusal is the verdict being measured
             found[mode] = False
             if mode == "lax":
