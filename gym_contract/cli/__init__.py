@@ -15,6 +15,7 @@ from gym_contract.cli._common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
+    WholeNumber,
     count,
     positive,
     say,
@@ -77,10 +78,14 @@ def _validate(args: argparse.Namespace) -> int:
     return status
 
 
+MAX_JOBS = 1024
+_WORKERS = WholeNumber(1, MAX_JOBS, f"a number of worker processes from 1 to {MAX_JOBS:,}, or auto")
+
+
 def _jobs(text: str) -> int:
     """A number of worker processes, or `auto`: one per core this process may run on."""
     if text != "auto":
-        return positive(text, "a positive whole number or auto")
+        return _WORKERS(text)
     usable = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
     return len(usable) if usable else os.cpu_count() or 1
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gym_contract._vocabulary import CRITERIA, KINDS
-from gym_contract.cli._common import count, positive
+from gym_contract.cli._common import count, exit_status, positive, seconds, seed
 
 
 def _deferred(module: str, name: str) -> Callable[[argparse.Namespace], int]:
@@ -143,7 +143,7 @@ def register_observe(commands: Any) -> None:
     claude.add_argument("--model-ref", metavar="NAME", help="model server that served the run (e.g. policy)")
     _ending_arguments(claude)
     claude.add_argument(
-        "--duration-s", type=float, metavar="SECONDS", help="run time measured by the host (used without a result)"
+        "--duration-s", type=seconds, metavar="SECONDS", help="run time measured by the host (used without a result)"
     )
     claude.add_argument(
         "--no-sandbox", action="store_true", help="the agent ran on the host without a sandbox (gap no_sandbox_runtime)"
@@ -269,7 +269,7 @@ def register_report(commands: Any) -> None:
         help="rollouts drawn in detail, a uniform random sample when there are more (default 20); all are counted",
     )
     parser.add_argument(
-        "--seed", type=int, default=0, metavar="N", help="seed of the sample: the same seed draws the same rollouts"
+        "--seed", type=seed, default=0, metavar="N", help="seed of the sample: the same seed draws the same rollouts"
     )
     parser.add_argument("--kind", choices=KINDS, help="kind of every record (default: told from each record's shape)")
     parser.add_argument(
@@ -301,7 +301,7 @@ def engine_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _ending_arguments(parser: argparse.ArgumentParser) -> None:
     """How the host saw the harness's process end: its exit status, and whether its deadline cut it off."""
-    parser.add_argument("--exit-code", type=int, metavar="N", help="exit status of the harness process")
+    parser.add_argument("--exit-code", type=exit_status, metavar="N", help="exit status of the harness process")
     parser.add_argument("--timed-out", action="store_true", help="the host's deadline cut the run off")
 
 
