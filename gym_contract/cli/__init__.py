@@ -23,7 +23,7 @@ from gym_contract.cli._common import (
     verdict,
 )
 from gym_contract.cli._examples import add_examples
-from gym_contract.cli._parsers import engine_arguments, register_all
+from gym_contract.cli._parsers import engine_arguments, lone_option, register_all
 
 # The engine and the renderer are imported by the command that runs: `--version`, `--help` and
 # `schema` start without them.
@@ -261,6 +261,27 @@ def _needs_every_command(arguments: list[str]) -> bool:
     return command not in _OWN_COMMANDS
 
 
+def _parse(parser: argparse.ArgumentParser, arguments: list[str]) -> argparse.Namespace:
+    """``arguments`` parsed; an option no command knows is the usage error of the command it was given to,
+    which shows that command's usage (argparse alone would show the top level's)."""
+    args, unknown = parser.parse_known_args(arguments)
+    if unknown:
+        _chosen(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
+    if (lone := lone_option(args)) is not None:
+        _chosen(parser, args).error(lone)
+    return args
+
+
+def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the deepest command ``args`` names (`outcome claude-code`, `schema show`, …)."""
+    while True:
+        commands = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        name = getattr(args, commands.dest, None) if commands is not None else None
+        if commands is None or name not in commands.choices:
+            return parser
+        parser = commands.choices[name]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
     for name in ("stdout", "stderr"):
@@ -268,7 +289,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 - for the life of the process
     args = argparse.Namespace()
     try:
-        args = build_parser(every_command=_needs_every_command(arguments)).parse_args(arguments)
+        args = _parse(build_parser(every_command=_needs_every_command(arguments)), arguments)
         status = int(args.handler(args))
         sys.stdout.flush()  # a failing output is found here, not while the interpreter shuts down
         return status

@@ -147,8 +147,9 @@ def render_unreadable(format_name: str, error: Exception, out: TextIO) -> None:
 
 
 def render_junit(report: Report, fail_on: Severity, out: TextIO) -> None:
-    """A test suite per input and a test case per record: a record whose diagnostics reach ``fail_on``
-    fails, a damaged line is an error, every other record passes. Written as it goes, so that a file
+    """A test suite per input and a test case per record, `record N` (N counts an input's records and
+    damaged lines from 0): a record whose diagnostics reach ``fail_on`` fails, a damaged line is an
+    error, every other record passes. Written as it goes, so that a file
     of a million records does not become a tree in memory."""
     # The diagnostics listed, by what they are about: a record by its index, a damaged line by its number.
     listed: dict[tuple[str | None, str, int | None], list[Diagnostic]] = defaultdict(list)
@@ -193,18 +194,19 @@ def _test_case(
     fail_on: Severity,
     listed: dict[tuple[str | None, str, int | None], list[Diagnostic]],
 ) -> str:
+    # Every case is named by its item alone, passing or not: CI follows a test by its name from run to
+    # run, and the line of a failing record is in its failure's text.
+    head = f'    <testcase name="record {item}" classname={quoteattr(name)}'
     flag = report.flagged.get((name, item))
     if flag is None:
-        return f'    <testcase name="record {item}" classname={quoteattr(name)}/>\n'
+        return head + "/>\n"
     worst, line, damaged = flag
-    where = f" (line {line})" if line is not None else ""
-    label = f"line {line}" if damaged else f"record {item}{where}"
-    head = f"    <testcase name={quoteattr(label)} classname={quoteattr(name)}"
     diagnostics = listed.get((name, "line", line) if damaged else (name, "record", item), [])
     if not damaged and not report.reaches(worst, fail_on):
         return head + "/>\n"  # warnings below --fail-on: the record passes
+    where = f"{name}:{line}: " if line is not None else ""
     text = "\n".join(str(diagnostic) for diagnostic in diagnostics) or (
-        "its diagnostics are counted but not listed: raise --max-diagnostics to see them"
+        f"{where}its diagnostics are counted but not listed: raise --max-diagnostics to see them"
     )
     first = diagnostics[0].code if diagnostics else worst
     message = diagnostics[0].message if diagnostics else f"a diagnostic of severity {worst}"

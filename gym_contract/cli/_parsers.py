@@ -91,7 +91,11 @@ def register_evidence(commands: Any) -> None:
         description="Print the joined bundle: references made canonical where exactly one captured call matches, "
         "gaps for the rest. Exit 2 when an input cannot be read.",
     )
-    joiner.add_argument("observations", metavar="OBSERVATIONS.json", help="an ng_agent_observations bundle")
+    joiner.add_argument(
+        "observations",
+        metavar="OBSERVATIONS.json",
+        help="an ng_agent_observations bundle, or rollout records (JSONL): --rollout-id's observations are taken",
+    )
     joiner.add_argument("--capture", required=True, metavar="DIR", help="capture directory (or .capture.jsonl file)")
     joiner.add_argument("--rollout-id", required=True, help="rollout id the capture is keyed by")
     joiner.set_defaults(handler=_deferred("gym_contract.cli._evidence", "_join"))
@@ -209,7 +213,11 @@ def register_lineage(commands: Any) -> None:
         "the conversations as trees: the main agent, the others, their branches, and every unresolved call "
         "with its reason. Exit 1 when a call is unresolved, 2 when the file cannot be read.",
     )
-    parser.add_argument("capture", metavar="CAPTURE.jsonl", help="a <rollout_id>.capture.jsonl file")
+    parser.add_argument(
+        "capture",
+        metavar="CAPTURE.jsonl",
+        help="a file of capture lines, as the capture middleware writes <rollout_id>.capture.jsonl (any name)",
+    )
     parser.add_argument(
         "--format", choices=("text", "json"), default="text", help="trees for people (default), or JSON for pipelines"
     )
@@ -297,6 +305,11 @@ def engine_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="ADDR",
         help="with --engine ray: the cluster to join (auto, or ray://HOST:10001); default: start one here",
     )
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="with --engine ray: let Ray's own messages (its warnings, Ray Data's notes) through to stderr",
+    )
 
 
 def _ending_arguments(parser: argparse.ArgumentParser) -> None:
@@ -310,3 +323,31 @@ def _process_arguments(parser: argparse.ArgumentParser, version_help: str) -> No
     parser.add_argument("--harness-version", dest="harness_version", metavar="V", help=version_help)
     # The name it had first: kept for scripts that use it, not shown, since it reads as this program's version.
     parser.add_argument("--version", dest="harness_version", metavar="V", help=argparse.SUPPRESS)
+
+
+# Options that mean something only beside another: (option, its dest, its default, the companion's dest,
+# the value the companion must hold, why). Given without it, an option would be ignored without a word.
+_COMPANIONS: tuple[tuple[str, str, Any, str, str, str], ...] = (
+    ("--address", "address", None, "engine", "ray", "goes with --engine ray: only a Ray run joins a cluster"),
+    ("--parquet", "parquet", False, "engine", "ray", "goes with --engine ray, which writes a directory of shards"),
+    ("--verbose", "verbose", False, "engine", "ray", "goes with --engine ray: it lets Ray's own messages through"),
+    ("--jobs", "jobs", 1, "engine", "local", "is for --engine local: on Ray every core of the cluster takes a share"),
+    (
+        "--quiet",
+        "quiet",
+        False,
+        "format",
+        "text",
+        "goes with --format text: no other format lists less",
+    ),
+)
+
+
+def lone_option(args: argparse.Namespace) -> str | None:
+    """Why an option given to the command means nothing without another, or None when none is so."""
+    for option, dest, default, companion, wanted, why in _COMPANIONS:
+        if not hasattr(args, companion) or getattr(args, dest, default) == default:
+            continue
+        if getattr(args, companion) != wanted:
+            return f"{option} {why}; give --{companion} {wanted} too, or leave {option} out"
+    return None

@@ -55,12 +55,15 @@ def render_json(report: Report, fail_on: Severity, out: TextIO) -> None:
 
 def render_text(report: Report, fail_on: Severity, out: TextIO, *, quiet: bool = False) -> None:
     paint = _Paint(wants_colour(out))
-    if not quiet:
+    listed = not quiet and bool(report.diagnostics)
+    if listed:
         _diagnostics_by_record(report.diagnostics, out, paint)
     summary = report.to_dict(fail_on)
     write = out.write
     verdict = paint("FAIL", "fail") if summary["verdict"] == "fail" else paint("PASS", "pass")
-    write(f"\n{verdict} (fail on {fail_on})\n")
+    if listed:  # a blank line parts the summary from the diagnostics; with none, the verdict is the first line
+        write("\n")
+    write(f"{verdict} (fail on {fail_on})\n")
     if report.interrupted:
         write("  interrupted: this summary covers only the lines read before the interruption\n")
     write(

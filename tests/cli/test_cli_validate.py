@@ -181,7 +181,7 @@ def test_usage_errors_exit_2(tmp_path):
     assert run(str(lines_file(tmp_path, GOOD)), "--jobs", "0").returncode == 2
     wrong = run(str(lines_file(tmp_path, GOOD)), "--jobs", "all")
     assert wrong.returncode == 2
-    assert "argument --jobs: expected a positive whole number or auto, got 'all'" in wrong.stderr
+    assert "argument --jobs: expected a number of worker processes from 1 to 1,024, or auto, got 'all'" in wrong.stderr
 
 
 def test_jobs_auto_uses_every_core_and_reports_the_same(tmp_path):
