@@ -179,7 +179,8 @@ def register_export(commands: Any) -> None:
     atif = formats.add_parser(
         "atif",
         help="one ATIF trajectory JSON file per rollout, subagents embedded, gaps under extra.gym_contract",
-        description="Write DIR/<rollout id>.json for every rollout record and print each path written.",
+        description="Write DIR/<rollout id>.json for every rollout record and print each path written; a rollout "
+        "id met again is written to <rollout id>+2.json, +3, …, with a warning on stderr.",
     )
     atif.add_argument(
         "rollouts", metavar="ROLLOUTS.jsonl", help="rollout records (JSONL, .json, .gz, .zst); - for stdin"
@@ -196,7 +197,8 @@ def register_export(commands: Any) -> None:
         "otel",
         help="OpenTelemetry traces (OTLP/JSON) under the GenAI semantic conventions, one trace per rollout",
         description="Write one OTLP/JSON ExportTraceServiceRequest: agent invocation, model call and tool spans "
-        "with deterministic ids, and the gaps as span events.",
+        "with deterministic ids, and the gaps as span events. Every record is a trace of its own: a rollout id met "
+        "again gets ids of its own, with a warning on stderr.",
     )
     otel.add_argument(
         "rollouts", metavar="ROLLOUTS.jsonl", help="rollout records (JSONL, .json, .gz, .zst); - for stdin"
