@@ -23,7 +23,7 @@ from gym_contract.cli._common import (
     verdict,
 )
 from gym_contract.cli._examples import add_examples
-from gym_contract.cli._parsers import engine_arguments, lone_option, register_all
+from gym_contract.cli._parsers import allow_empty_argument, engine_arguments, lone_option, register_all
 
 # The engine and the renderer are imported by the command that runs: `--version`, `--help` and
 # `schema` start without them.
@@ -62,6 +62,7 @@ def _validate(args: argparse.Namespace) -> int:
 
             render_unreadable(args.format, error, sys.stdout)
         return EXIT_USAGE
+    report.note_empty(allow_empty=args.allow_empty)
     status = verdict(args, EXIT_FAILED if report.fails(args.fail_on) else EXIT_OK)
     if args.format == "json":
         render_json(report, args.fail_on, sys.stdout)
@@ -176,7 +177,8 @@ def build_parser(*, every_command: bool = True) -> argparse.ArgumentParser:
         "validate",
         help="check rollout files, bundles or trajectories against the contract",
         description="Check JSON, JSONL, .gz, .zst files or stdin (-) record by record. "
-        "Exit 0 when nothing reaches --fail-on, 1 when something does, 2 when an input cannot be opened.",
+        "Exit 0 when nothing reaches --fail-on, 1 when something does or the inputs hold no record (unless "
+        "--allow-empty), 2 when an input cannot be opened.",
     )
     validate.add_argument("paths", nargs="+", metavar="PATH", help="input files; - for stdin")
     validate.add_argument("--kind", choices=KINDS, help="kind of every record (default: told from each record's shape)")
@@ -210,6 +212,7 @@ def build_parser(*, every_command: bool = True) -> argparse.ArgumentParser:
         "a lone compressed file or stdin in batches",
     )
     validate.add_argument("--quiet", action="store_true", help="print only the summary")
+    allow_empty_argument(validate)
     engine_arguments(validate)
     validate.set_defaults(handler=_validate)
 

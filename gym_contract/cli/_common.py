@@ -61,6 +61,19 @@ def say_damaged(diagnostic: Diagnostic) -> None:
     say(f"{where}: {diagnostic.code}: {diagnostic.message}")
 
 
+def nothing_checked(what: str, allow_empty: bool) -> int:
+    """The exit status of a command that found nothing to check, which it says on stderr with the code
+    `no_records`: 1, or 0 when the run may be empty (``allow_empty``)."""
+    from gym_contract.diagnostics import docs_url
+
+    if allow_empty:
+        say(f"no_records: {what}; allowed")
+        return EXIT_OK
+    hint = "an empty input that is expected: --allow-empty"
+    say(f"no_records: {what}: nothing was checked ({hint}); see {docs_url('no_records')}")
+    return EXIT_FAILED
+
+
 def print_json(value: Any) -> None:
     """``value`` on stdout as JSON indented by two spaces: any depth, any number the readers keep."""
     from gym_contract._json_writing import dumps

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from gym_contract.cli._common import EXIT_FAILED, EXIT_OK, print_json, say, usage_error, verdict
+from gym_contract.cli._common import EXIT_FAILED, EXIT_OK, nothing_checked, print_json, say, usage_error, verdict
 from gym_contract.evidence._capture import CAPTURE_SUFFIX, read_capture_lines
 from gym_contract.lineage import FINGERPRINT_VERSION, RESOLVED, UNRESOLVED, CallLineage, Lineage, chain
 
@@ -128,7 +128,10 @@ def _lineage(args: argparse.Namespace) -> int:
     for damaged in capture.damaged_lines:
         say(f"{args.capture}: {damaged}")
     lineage = chain(capture.records)
-    status = verdict(args, EXIT_FAILED if lineage.unresolved else EXIT_OK)
+    status = EXIT_FAILED if lineage.unresolved else EXIT_OK
+    if not lineage.calls:
+        status = nothing_checked(f"{args.capture} holds no captured call", args.allow_empty)
+    verdict(args, status)
     if args.format == "json":
         print_json(as_json(lineage))
     else:

@@ -213,7 +213,8 @@ def register_lineage(commands: Any) -> None:
         help="chain the captured model calls of a capture file into conversations",
         description="Resolve every captured call to the call it continues (fingerprint version 4) and print "
         "the conversations as trees: the main agent, the others, their branches, and every unresolved call "
-        "with its reason. Exit 1 when a call is unresolved, 2 when the file cannot be read.",
+        "with its reason. Exit 1 when a call is unresolved or there is none (unless --allow-empty), 2 when the file "
+        "cannot be read.",
     )
     parser.add_argument(
         "capture",
@@ -223,6 +224,7 @@ def register_lineage(commands: Any) -> None:
     parser.add_argument(
         "--format", choices=("text", "json"), default="text", help="trees for people (default), or JSON for pipelines"
     )
+    allow_empty_argument(parser, "no captured call")
     parser.set_defaults(handler=_deferred("gym_contract.cli._lineage", "_lineage"))
 
 
@@ -232,7 +234,7 @@ def register_coverage(commands: Any) -> None:
         help="rate each rollout V, O or X on the capability criteria C1–C7 and print the matrix",
         description="Read rollout records (JSON, JSONL, .gz, .zst or - for stdin), rate each one on C1–C7 "
         "from the evidence it carries, and print the share of rollouts at V, O and X per producer. "
-        "Exit 2 when an input cannot be opened.",
+        "Exit 1 when there is no rollout to rate (unless --allow-empty), 2 when an input cannot be opened.",
     )
     parser.add_argument("paths", nargs="+", metavar="ROLLOUTS.jsonl", help="input files; - for stdin")
     parser.add_argument(
@@ -254,6 +256,7 @@ def register_coverage(commands: Any) -> None:
         metavar="CN",
         help="also print what kept rollouts from V on one criterion (C1 … C7), counted by reason",
     )
+    allow_empty_argument(parser, "no rollout or trajectory record to rate")
     engine_arguments(parser)
     parser.set_defaults(handler=_deferred("gym_contract.cli._coverage", "_coverage"))
 
@@ -267,7 +270,8 @@ def register_report(commands: Any) -> None:
         "evidence gaps by code and producer, the C1–C7 coverage heat map, token histograms per field and "
         "producer, and a sample of rollouts drawn in detail (the invocation tree on a time axis, each "
         'invocation\'s conversation). Needs pip install "gym-contract[report]". Exit 0 when nothing reaches '
-        "--fail-on, 1 when something does, 2 when an input cannot be opened or the extra is missing.",
+        "--fail-on, 1 when something does or the inputs hold no record (unless --allow-empty), 2 when an input cannot "
+        "be opened or the extra is missing.",
     )
     parser.add_argument("paths", nargs="+", metavar="ROLLOUTS.jsonl", help="input files; - for stdin")
     parser.add_argument("-o", "--output", required=True, metavar="REPORT.html", help="the HTML file to write")
@@ -290,7 +294,17 @@ def register_report(commands: Any) -> None:
     )
     parser.add_argument("--title", default="Rollout report", help="the page's title (default: Rollout report)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar and no line saying what was written")
+    allow_empty_argument(parser)
     parser.set_defaults(handler=_deferred("gym_contract.cli._html_report", "_report"))
+
+
+def allow_empty_argument(parser: argparse.ArgumentParser, nothing: str = "no record") -> None:
+    """`--allow-empty`: a run that read nothing passes, for a pipeline whose inputs may be empty."""
+    parser.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help=f"let a run whose inputs hold {nothing} pass (no_records, an error by default, becomes an info)",
+    )
 
 
 def engine_arguments(parser: argparse.ArgumentParser) -> None:
@@ -334,14 +348,6 @@ _COMPANIONS: tuple[tuple[str, str, Any, str, str, str], ...] = (
     ("--parquet", "parquet", False, "engine", "ray", "goes with --engine ray, which writes a directory of shards"),
     ("--verbose", "verbose", False, "engine", "ray", "goes with --engine ray: it lets Ray's own messages through"),
     ("--jobs", "jobs", 1, "engine", "local", "is for --engine local: on Ray every core of the cluster takes a share"),
-    (
-        "--quiet",
-        "quiet",
-        False,
-        "format",
-        "text",
-        "goes with --format text: no other format lists less",
-    ),
 )
 
 

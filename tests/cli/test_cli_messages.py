@@ -78,7 +78,6 @@ def test_an_unknown_option_shows_the_usage_of_the_command_it_was_given_to(capsys
         (["validate", CLEAN, "--verbose"], "--verbose"),
         (["project", CLEAN, "--parquet", "-o", "out"], "--parquet"),
         (["validate", CLEAN, "--engine", "ray", "--jobs", "2"], "--jobs"),
-        (["validate", CLEAN, "--format", "json", "--quiet"], "--quiet"),
     ],
 )
 def test_an_option_that_means_nothing_without_another_is_refused(capsys, command, option):

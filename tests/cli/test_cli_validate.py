@@ -128,12 +128,15 @@ def test_a_line_over_the_limit_is_reported_and_skipped(tmp_path):
     assert summary["records"] == 2
 
 
-def test_an_empty_file_has_nothing_to_fail(tmp_path):
+def test_an_empty_file_checks_nothing_and_fails_unless_allowed(tmp_path):
     path = tmp_path / "empty.jsonl"
     path.write_bytes(b"")
     code, summary = report(path)
-    assert code == 0
+    assert code == 1
     assert summary["records"] == summary["lines"] == 0
+    assert summary["diagnostics_by_code"] == {"no_records": 1}
+    code, summary = report(path, "--allow-empty")
+    assert (code, summary["verdict"]) == (0, "pass")
 
 
 def test_a_truncated_gzip_stream_keeps_what_came_before(tmp_path):
