@@ -129,6 +129,10 @@ def _schema_diff(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as error:
         say(str(error))
         return EXIT_USAGE
+    for where, documents in ((args.old, old), (args.new or "the package's schemas", new)):
+        if not documents:  # a comparison with nothing would find nothing breaking, and pass
+            say(f"{where}: holds no schema file (*.json): nothing to compare")
+            return EXIT_USAGE
     found = changes(old, new)
     breaking = [change for change in found if change.verdict == "breaking"]
     if args.format == "json":

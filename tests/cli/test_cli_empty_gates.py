@@ -171,3 +171,13 @@ def test_a_run_of_damaged_lines_fails_on_them_and_is_not_called_empty(tmp_path: 
     status, report = json_report(capsys, str(path))
     assert status == 1
     assert report["diagnostics_by_code"] == {"json_invalid": 1, "record_not_object": 1}
+
+
+def test_schema_diff_refuses_a_folder_of_no_schema_rather_than_find_nothing_breaking(tmp_path: Path, capsys):
+    (tmp_path / "old").mkdir()
+    assert cli.main(["schema", "diff", str(tmp_path / "old")]) == 2
+    assert (
+        capsys.readouterr().err
+        == f"gym-contract: {tmp_path / 'old'}: holds no schema file (*.json): nothing to compare\n"
+    )
+    assert cli.main(["schema", "diff", "1.0", str(tmp_path / "old")]) == 2
