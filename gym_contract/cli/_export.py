@@ -14,6 +14,7 @@ from gym_contract.diagnostics import Diagnostic
 from gym_contract.interop import to_atif
 from gym_contract.interop._otel import TraceKeys, resource_spans
 from gym_contract.reading import _records, _sources
+from gym_contract.validation._rules import ROLLOUT_ID_PATTERN
 
 
 class _Rollouts:
@@ -37,11 +38,18 @@ class _Rollouts:
         say(f"{where}: not exported: {error}")
 
 
+def _named_rollout(document: dict[str, Any]) -> str | None:
+    """The rollout id of an ATIF document when it can name a file in the output directory: one that keeps
+    the contract's pattern, so no `/`, no `..`, nothing that would write elsewhere."""
+    rollout_id = document.get("session_id")
+    return rollout_id if isinstance(rollout_id, str) and ROLLOUT_ID_PATTERN.fullmatch(rollout_id) else None
+
+
 def _file_name(document: dict[str, Any], line: int | None, taken: dict[str, int]) -> str:
     """`<rollout id>.json`, unique in the output directory: a rollout id met again gets `<rollout id>+2.json`,
-    `+3`, … (`+` is in no rollout id, so the name is no other rollout's); one without an id, `line-N.json`."""
-    rollout_id = document.get("session_id")
-    stem = rollout_id if isinstance(rollout_id, str) else f"line-{line or 1}"
+    `+3`, … (`+` is in no rollout id, so the name is no other rollout's); one without an id that can name
+    a file, `line-N.json`."""
+    stem = _named_rollout(document) or f"line-{line or 1}"
     taken[stem] = taken.get(stem, 0) + 1
     number = taken[stem]
     name = f"{stem}.json" if number == 1 else f"{stem}+{number}.json"
@@ -75,12 +83,18 @@ def _export_atif(args: argparse.Namespace) -> int:
             except ValueError as error:
                 rollouts.refuse(line, error)
                 continue
-            path = os.path.join(args.output, _file_name(document, line, taken))
+            name = _file_name(document, line, taken)
+            if (session := _named_rollout(document)) is not None:
+                stems[session] = stems.get(session, 0) + 1
+            elif isinstance(document.get("session_id"), str):
+                where = f"{args.rollouts}:{line}" if line is not None else args.rollouts
+                say(
+                    f"warning: {where}: the rollout id {document['session_id']!r} cannot name a file: written as {name}"
+                )
+            path = os.path.join(args.output, name)
             with open(path, "wb") as out:
                 out.write(dumps(document, indent=True) + b"\n")
             note(path, sys.stdout)
-            if isinstance(session := document.get("session_id"), str):
-                stems[session] = stems.get(session, 0) + 1
     except _sources.InputUnreadable as error:
         return usage_error(str(error))
     except OSError as error:

@@ -1,4 +1,4 @@
-"""A rollout id that comes again in the input: every record is exported apart, and the command says so."""
+"""What export writes where rollout ids do not name one file each: ids that come again, ids that cannot name a file."""
 
 from __future__ import annotations
 
@@ -72,3 +72,19 @@ def test_export_atif_names_a_repeated_rollouts_files_apart_from_any_rollout_id_a
         "0-1.json, 0-1+2.json",
     ]
     assert json.loads((tmp_path / "atif" / "0-0+3.json").read_text())["session_id"] == "0-0"
+
+
+def test_export_atif_never_writes_outside_its_directory_whatever_the_rollout_id(tmp_path: Path, capsys):
+    record = json.loads((REPO / "examples" / "rollout-7-0.jsonl").read_text(encoding="utf-8"))
+    record["_ng_task_index"] = "../escaped"  # the rollout id becomes ../escaped-0
+    rollouts = tmp_path / "rollouts.jsonl"
+    rollouts.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    output = tmp_path / "deep" / "atif"
+    status, out, err = main(capsys, "export", "atif", str(rollouts), "-o", str(output))
+    assert status == 0
+    assert [Path(path) for path in out.split()] == [output / "line-1.json"]
+    assert sorted(path.name for path in tmp_path.rglob("*.json")) == ["line-1.json"]
+    assert err == (
+        f"gym-contract: warning: {rollouts}:1: the rollout id '../escaped-0' cannot name a file: "
+        "written as line-1.json\n"
+    )
