@@ -181,3 +181,23 @@ def test_schema_diff_refuses_a_folder_of_no_schema_rather_than_find_nothing_brea
         == f"gym-contract: {tmp_path / 'old'}: holds no schema file (*.json): nothing to compare\n"
     )
     assert cli.main(["schema", "diff", "1.0", str(tmp_path / "old")]) == 2
+
+
+def test_the_junit_report_of_an_empty_run_satisfies_the_published_junit_schema(tmp_path: Path, capsys):
+    xmlschema = pytest.importorskip("xmlschema", reason="xmlschema is in the dev extra")
+    schema = xmlschema.XMLSchema(str(REPO / "tests" / "data" / "junit" / "junit-10.xsd"))
+    for flags in ([], ["--allow-empty"]):
+        cli.main(["validate", "--format", "junit", *flags, write(tmp_path, "empty.jsonl")])
+        schema.validate(capsys.readouterr().out)
+
+
+def test_the_sarif_and_json_reports_of_an_empty_run_satisfy_their_schemas(tmp_path: Path, capsys):
+    import jsonschema
+
+    from gym_contract import schemas
+
+    sarif = json.loads((REPO / "tests" / "data" / "sarif" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
+    cli.main(["validate", "--format", "sarif", write(tmp_path, "empty.jsonl")])
+    jsonschema.Draft4Validator(sarif).validate(json.loads(capsys.readouterr().out))
+    cli.main(["validate", "--format", "json", write(tmp_path, "empty.jsonl")])
+    jsonschema.Draft202012Validator(schemas.report_schema()).validate(json.loads(capsys.readouterr().out))
