@@ -99,7 +99,6 @@ class WholeNumber:
     def __init__(self, least: int, most: int = INT64_MAX, expected: str | None = None) -> None:
         self.least, self.most = least, most
         self.expected = expected or f"a whole number from {least:,} to {most:,}"
-        self.__name__ = "whole number"  # what argparse calls the type in its own messages
 
     def __call__(self, text: str) -> int:
         try:
