@@ -27,7 +27,7 @@ _CLAUDE_CODE_EVENT_TYPES = frozenset({"system", "assistant", "user", "result", "
 CLAUDE_CODE_STREAM = (
     "Claude Code stream-json output",
     "a JSON object whose type is system, assistant, user, result or stream_event",
-    lambda event: event.get("type") in _CLAUDE_CODE_EVENT_TYPES,
+    lambda event: isinstance(kind := event.get("type"), str) and kind in _CLAUDE_CODE_EVENT_TYPES,
 )
 _OPENCODE_EVENTS = (
     "`opencode run --format json` output",

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from gym_contract import cli
+from gym_contract.reading._json_parsing import loads
 from tests.support import REPO
 
 CLAUDE_STREAM = REPO / "examples" / "claude-code" / "spotter-v2.1.39.stream.jsonl"
@@ -17,6 +18,22 @@ CLAUDE_CONFIG = REPO / "examples" / "claude-code" / "spotter-v2.1.39"
 OPENCODE_EVENTS = REPO / "examples" / "opencode" / "run-error.jsonl"
 OPENCODE_EXPORT = REPO / "examples" / "reference" / "opencode-1.17.11-export.json"
 ROLLOUTS = REPO / "examples" / "rollouts.jsonl"
+# What Claude Code's stream-json output is made of, as docs/concepts/outcomes.md says.
+STREAM_EVENT_TYPES = {"system", "assistant", "user", "result", "stream_event"}
+
+
+def is_claude_code_stream(data: bytes) -> bool:
+    """Whether `outcome claude-code` and `observe claude-code --stream` take a file of these bytes: one
+    that holds nothing, or a line that is a stream-json event."""
+    lines = [line for line in data.splitlines() if line.strip()]
+    for line in lines:
+        try:
+            event = loads(line)  # the package's reader: any number, nesting refused past its limit
+        except ValueError:
+            continue
+        if isinstance(event, dict) and isinstance(event.get("type"), str) and event["type"] in STREAM_EVENT_TYPES:
+            return True
+    return not lines
 
 
 def refused(capsys: pytest.CaptureFixture[str], *args: str) -> str:
@@ -86,3 +103,10 @@ def test_observe_claude_code_refuses_a_stream_that_is_not_claude_codes(capsys, c
     said = refused(capsys, "observe", "claude-code", str(CLAUDE_CONFIG), "--stream", csv)
     assert said.startswith(f"gym-contract: {csv}: not Claude Code stream-json output")
     assert cli.main(["observe", "claude-code", str(CLAUDE_CONFIG), "--stream", str(CLAUDE_STREAM)]) == 0
+
+
+@pytest.mark.parametrize("kind", ["[]", "{}", "null", "7"])
+def test_an_event_whose_type_is_no_string_is_no_event_and_no_traceback(tmp_path: Path, capsys, kind: str):
+    stream = tmp_path / "stream.jsonl"
+    stream.write_text(f'{{"type": {kind}, "subtype": "init"}}\n', encoding="utf-8")
+    assert "not Claude Code stream-json output" in refused(capsys, "outcome", "claude-code", str(stream))

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from gym_contract import iter_diagnostics
 from gym_contract.producers.claude_code import SUMMARY_FIELDS, observe, outcome, read_run, run_summary
 from gym_contract.reading._json_parsing import loads
+from tests.cli.test_cli_artifacts import is_claude_code_stream
 from tests.outcome.test_outcome import CLAUDE_CODE_CASES
 from tests.strategies import as_line, damaged_lines, file_lines, json_values, jsonl, mutated_records
 from tests.support import REPO, run_in_process
@@ -87,6 +88,10 @@ def test_the_observe_command_takes_any_run_and_writes_the_document_it_read(
             "observe", "claude-code", str(config), "--stream", str(stream_path), "--model-ref", "policy"
         )
         expected = read_run(config, stream_path, "policy").document()
+    if not is_claude_code_stream(jsonl(stream)):  # nothing of Claude Code's in it: refused, not read as a crash
+        assert (status, out) == (2, "")
+        assert err.startswith(f"gym-contract: {stream_path}: not Claude Code stream-json output: ")
+        return
     assert (status, err) == (0, "")
     assert loads(out.encode()) == expected
 
