@@ -231,3 +231,22 @@ def test_ray_says_nothing_on_stderr_unless_verbose(tmp_path: Path):
     assert verbose.returncode == 0, verbose.stderr
     assert "Progress bars disabled" in verbose.stderr
     assert verbose.stdout.splitlines()[:-1] == quiet.stdout.splitlines()[:-1]  # all but the timing
+
+
+def test_on_ray_a_run_of_no_record_fails_as_it_does_here(tmp_path: Path):
+    joined = {**os.environ, "RAY_ADDRESS": ray.get_runtime_context().gcs_address}
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"\n")
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "gym_contract", *args, str(empty)]
+        return subprocess.run(command, capture_output=True, text=True, check=False, env=joined)
+
+    for engine in ("local", "ray"):
+        checked = run("validate", "--format", "json", "--engine", engine)
+        assert checked.returncode == 1
+        assert json.loads(checked.stdout)["diagnostics_by_code"] == {"no_records": 1}
+        rated = run("coverage", "--engine", engine)
+        assert rated.returncode == 1
+        assert "no_records: " in rated.stderr
+    assert run("validate", "--engine", "ray", "--allow-empty").returncode == 0
