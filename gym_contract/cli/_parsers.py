@@ -342,20 +342,40 @@ def _process_arguments(parser: argparse.ArgumentParser, version_help: str) -> No
 
 
 # Options that mean something only beside another: (option, its dest, its default, the companion's dest,
-# the value the companion must hold, why). Given without it, an option would be ignored without a word.
-_COMPANIONS: tuple[tuple[str, str, Any, str, str, str], ...] = (
-    ("--address", "address", None, "engine", "ray", "goes with --engine ray: only a Ray run joins a cluster"),
-    ("--parquet", "parquet", False, "engine", "ray", "goes with --engine ray, which writes a directory of shards"),
-    ("--verbose", "verbose", False, "engine", "ray", "goes with --engine ray: it lets Ray's own messages through"),
-    ("--jobs", "jobs", 1, "engine", "local", "is for --engine local: on Ray every core of the cluster takes a share"),
+# what the companion must hold, as given, why). Given without it, an option would be ignored without a
+# word. A companion of value None must only be given (observe claude-code --stream).
+_COMPANIONS: tuple[tuple[str, str, Any, str, str | None, str, str], ...] = (
+    ("--address", "address", None, "engine", "ray", "--engine ray", "only a Ray run joins a cluster"),
+    ("--parquet", "parquet", False, "engine", "ray", "--engine ray", "it writes a directory of shards"),
+    ("--verbose", "verbose", False, "engine", "ray", "--engine ray", "it lets Ray's own messages through"),
+    ("--jobs", "jobs", 1, "engine", "local", "--engine local", "on Ray every core of the cluster takes a share"),
+    (
+        "--exit-code",
+        "exit_code",
+        None,
+        "stream",
+        None,
+        "--stream",
+        "the outcome is read from the stream, or not at all",
+    ),
+    (
+        "--timed-out",
+        "timed_out",
+        False,
+        "stream",
+        None,
+        "--stream",
+        "the outcome is read from the stream, or not at all",
+    ),
 )
 
 
 def lone_option(args: argparse.Namespace) -> str | None:
     """Why an option given to the command means nothing without another, or None when none is so."""
-    for option, dest, default, companion, wanted, why in _COMPANIONS:
+    for option, dest, default, companion, wanted, shown, why in _COMPANIONS:
         if not hasattr(args, companion) or getattr(args, dest, default) == default:
             continue
-        if getattr(args, companion) != wanted:
-            return f"{option} {why}; give --{companion} {wanted} too, or leave {option} out"
+        held = getattr(args, companion)
+        if (held is None) if wanted is None else (held != wanted):
+            return f"{option} goes with {shown}: {why}; give {shown} too, or leave {option} out"
     return None

@@ -78,12 +78,15 @@ def test_an_unknown_option_shows_the_usage_of_the_command_it_was_given_to(capsys
         (["validate", CLEAN, "--verbose"], "--verbose"),
         (["project", CLEAN, "--parquet", "-o", "out"], "--parquet"),
         (["validate", CLEAN, "--engine", "ray", "--jobs", "2"], "--jobs"),
+        (["observe", "claude-code", str(REPO / "examples"), "--exit-code", "3"], "--exit-code"),
+        (["observe", "claude-code", str(REPO / "examples"), "--timed-out"], "--timed-out"),
     ],
 )
 def test_an_option_that_means_nothing_without_another_is_refused(capsys, command, option):
     """Refused before anything runs (no Ray started, no file read), and named with what it needs."""
     last = refused(capsys, *command).splitlines()[-1]
-    assert last.startswith(f"gym-contract {command[0]}: error: {option} ")
+    name = " ".join(command[:2]) if command[0] == "observe" else command[0]
+    assert last.startswith(f"gym-contract {name}: error: {option} goes with ")
     assert "give --" in last
     assert f"or leave {option} out" in last
 
