@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from gym_contract.cli._artifacts import CLAUDE_CODE_STREAM, BadInputError, harness_lines
 from gym_contract.cli._common import EXIT_FAILED, EXIT_OK, print_json, say, usage_error
-from gym_contract.cli._outcome import CLAUDE_CODE_STREAM, BadInputError, harness_lines
 from gym_contract.producers.claude_code import read_run
 from gym_contract.validation import iter_diagnostics
 
