@@ -1,6 +1,6 @@
 """The docs site: generated pages current, every code anchored, every example run, every link resolving.
 
-Conventions in `docs/**/*.md` that these tests rely on:
+Conventions in `docs/**/*.md` and `README.md` that these tests rely on (tests/doc_blocks.py reads them):
 
 - `<!-- validate: NAME -->` before a ```json block: the block is valid against the bundled schema
   NAME (`gym-contract schema list`), or `NAME#/$defs/X` for a part of one.
@@ -19,7 +19,6 @@ Blocks inside `<!-- BEGIN GENERATED … -->` regions were produced by running th
 from __future__ import annotations
 
 import contextlib
-import functools
 import importlib.util
 import inspect
 import io
@@ -29,24 +28,39 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 from collections import Counter
-from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 from urllib.parse import unquote, urlsplit
+from xml.etree import ElementTree
 
 import pytest
+import yaml
+import zstandard
 from jsonschema import Draft202012Validator
 
 from gym_contract import schemas
 from gym_contract.diagnostics import CODES, docs_url
 from gym_contract.pytest_plugin import Contract
 from gym_contract.validation import ROLLOUT_ATTACHMENTS, iter_diagnostics
+from tests.doc_blocks import (
+    CI_GUIDE,
+    DOCS,
+    README,
+    REPO_VARIABLE,
+    REV_VARIABLE,
+    Block,
+    all_blocks,
+    blocks,
+    pinned_revision,
+    pre_commit_snippet,
+    this_interpreter_first,
+)
 from tests.support import REPO
 
-DOCS = REPO / "docs"
 SITE_ROOT = "https://gym-contract.dev/"
 
 # Blocks not run yet, by (page, language), with the reason. Remove an entry once its page marks usage
@@ -64,77 +78,6 @@ def _load_render_docs() -> ModuleType:
 
 
 render_docs = _load_render_docs()
-
-
-# ----------------------------------------------------------------------------------- reading pages
-
-
-@dataclass(frozen=True)
-class Block:
-    page: str
-    line: int
-    language: str
-    text: str
-    annotations: dict[str, str]
-    generated: str | None
-    """Name of the generated region the block sits in, if any."""
-
-    def __str__(self) -> str:
-        return f"{self.page}:{self.line}"
-
-
-FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>```+|~~~+)\s*(?P<language>[\w+-]*)")
-ANNOTATION = re.compile(r"^\s*<!-- (?P<key>validate|check|exit|no-run): ?(?P<value>.*?) -->\s*$")
-SNIPPET = re.compile(r'^\s*--8<-- "(?P<path>[^"]+)"\s*$')
-BEGIN = re.compile(r"^<!-- BEGIN GENERATED (?P<name>\S+) ")
-END = re.compile(r"^<!-- END GENERATED ")
-
-
-def _include_snippets(text: str) -> str:
-    lines = []
-    for line in text.split("\n"):
-        match = SNIPPET.match(line)
-        lines.append((REPO / match.group("path")).read_text(encoding="utf-8").rstrip("\n") if match else line)
-    return "\n".join(lines)
-
-
-def blocks(page: Path) -> list[Block]:
-    """Every fenced block of a page, with the annotations on the lines right before it."""
-    found: list[Block] = []
-    lines = page.read_text(encoding="utf-8").split("\n")
-    generated: str | None = None
-    pending: dict[str, str] = {}
-    index = 0
-    while index < len(lines):
-        line = lines[index]
-        if begin := BEGIN.match(line):
-            generated = begin.group("name")
-        elif END.match(line):
-            generated = None
-        annotation = ANNOTATION.match(line)
-        if annotation:
-            pending[annotation.group("key")] = annotation.group("value")
-            index += 1
-            continue
-        fence = FENCE.match(line)
-        if fence:
-            indent, marker = fence.group("indent"), fence.group("fence")
-            body, index = [], index + 1
-            while index < len(lines) and not lines[index].strip().startswith(marker):
-                body.append(lines[index].removeprefix(indent))
-                index += 1
-            text = _include_snippets("\n".join(body))
-            page_name = page.relative_to(DOCS).as_posix()
-            found.append(Block(page_name, index, fence.group("language"), text, pending, generated))
-        if line.strip():
-            pending = {}
-        index += 1
-    return found
-
-
-@functools.cache
-def all_blocks() -> list[Block]:
-    return [block for page in sorted(DOCS.rglob("*.md")) for block in blocks(page)]
 
 
 # --------------------------------------------------------------------------- generated pages current
@@ -304,13 +247,6 @@ def console_commands() -> list[tuple[Block, str]]:
     return found
 
 
-def _environment() -> dict[str, str]:
-    """This interpreter's scripts first on PATH, so `gym-contract` is the one under test."""
-    environment = dict(os.environ)
-    environment["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), environment.get("PATH", "")])
-    return environment
-
-
 @pytest.mark.parametrize(("block", "command"), console_commands(), ids=lambda value: str(value)[:60])
 def test_console_command_runs_with_its_documented_exit_status(block: Block, command: str):
     expected = int(block.annotations.get("exit", "0"))
@@ -321,7 +257,7 @@ def test_console_command_runs_with_its_documented_exit_status(block: Block, comm
         capture_output=True,
         text=True,
         check=False,
-        env=_environment(),
+        env=this_interpreter_first(),
     )
     assert result.returncode == expected, f"{block}: {command}\n{result.stdout[-2000:]}{result.stderr[-2000:]}"
 
@@ -345,7 +281,7 @@ def python_blocks() -> list[Block]:
 @pytest.mark.parametrize("block", python_blocks(), ids=str)
 def test_python_example_runs(block: Block, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.chdir(REPO)
-    monkeypatch.setenv("PATH", _environment()["PATH"])
+    monkeypatch.setenv("PATH", this_interpreter_first()["PATH"])
     namespace: dict[str, Any] = {"__name__": f"docs_example_{block.line}"}
     with contextlib.redirect_stdout(io.StringIO()):
         exec(compile(block.text, str(block), "exec"), namespace)  # the docs' own example code
@@ -354,6 +290,187 @@ def test_python_example_runs(block: Block, monkeypatch: pytest.MonkeyPatch):
                 # The plugin's fixture, given as pytest gives it to a harness's tests.
                 wanted = inspect.signature(value).parameters
                 value(**({"contract": Contract()} if "contract" in wanted else {}))
+
+
+# ------------------------------------------------------------------------- the README's first command
+
+NUMBER_WORDS = dict(enumerate(["no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]))
+
+
+def test_the_readme_first_command_passes_and_the_readme_says_what_its_warnings_mean():
+    install, _, command = blocks(README)[0].text.split("\n")[0].partition(" && ")
+    assert install == "python -m pip install ."
+    result = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", command],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=this_interpreter_first(),
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "PASS (fail on error)" in result.stdout
+    reported = Counter(re.findall(r"^\s+! (error|warning|info) (\w+) at", result.stdout, re.MULTILINE))
+    assert {severity for severity, _ in reported} <= {"warning", "info"}
+    text = README.read_text(encoding="utf-8")
+    explained = text[text.index("The verdict is PASS") : text.index("\n## ")]
+    for _severity, code in reported:
+        assert f"`{code}`" in explained, f"the README does not say why the example reports {code}"
+    warnings = sum(count for (severity, _), count in reported.items() if severity == "warning")
+    assert f"{NUMBER_WORDS[warnings]} warning" in explained
+
+
+# ------------------------------------------------------------------------- the CI guide's snippets
+
+
+def yaml_blocks() -> list[Block]:
+    return [block for block in all_blocks() if block.language in ("yaml", "yml")]
+
+
+@pytest.mark.parametrize("block", yaml_blocks(), ids=str)
+def test_yaml_example_parses(block: Block):
+    assert isinstance(yaml.safe_load(block.text), dict), block
+
+
+def ci_shell_lines(config: dict[str, Any]) -> list[str]:
+    """The shell commands of a GitHub Actions workflow's `run:` steps, or of a GitLab CI job's `script:`."""
+    if "jobs" in config:
+        return [step["run"] for job in config["jobs"].values() for step in job["steps"] if "run" in step]
+    return [line for job in config.values() if isinstance(job, dict) for line in job.get("script", [])]
+
+
+def ci_configs() -> list[Block]:
+    return [block for block in yaml_blocks() if ci_shell_lines(yaml.safe_load(block.text))]
+
+
+def install_snippets() -> list[Block]:
+    """The CI guide's shell blocks that install gym-contract at the pinned revision (pre-commit's aside)."""
+    return [
+        block
+        for block in blocks(CI_GUIDE)
+        if block.language == "bash" and f"${REPO_VARIABLE}" in block.text and block != pre_commit_snippet()
+    ]
+
+
+def test_the_ci_guide_pins_every_install_and_every_config_installs_that_way():
+    snippets = install_snippets()
+    assert len(snippets) == 2  # straight from the repository, and from a clone
+    written = {line.strip() for block in snippets for line in block.text.split("\n")}
+    for block in ci_configs():
+        config = yaml.safe_load(block.text)
+        installs = [line for line in ci_shell_lines(config) if "pip install" in line]
+        assert installs, f"{block}: the config does not install gym-contract"
+        assert set(installs) <= written, f"{block}: {installs} is not an install line the guide's tests run"
+        for job in config.get("jobs", {}).values():  # GitHub takes the variables from the repository's
+            assert job["env"] == {name: f"${{{{ vars.{name} }}}}" for name in (REPO_VARIABLE, REV_VARIABLE)}
+
+
+def _throwaway_environment(folder: Path) -> dict[str, str]:
+    """A fresh virtual environment, as a CI job has, that also sees this one's packages (pip among them).
+
+    pip then finds the dependencies already there and installs gym-contract itself into the new
+    environment, ahead of the copy under test."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True)
+    paths = {sysconfig.get_paths()[key] for key in ("purelib", "platlib")}
+    scripts = Path(sysconfig.get_paths(vars={"base": str(folder), "platbase": str(folder)})["scripts"])
+    purelib = sysconfig.get_paths(vars={"base": str(folder), "platbase": str(folder)})["purelib"]
+    Path(purelib, "this-environment.pth").write_text("\n".join(sorted(paths)) + "\n", encoding="utf-8")
+    environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTHONHOME")}
+    environment["PATH"] = os.pathsep.join([str(scripts), environment.get("PATH", "")])
+    environment["VIRTUAL_ENV"] = str(folder)
+    return environment
+
+
+@pytest.mark.parametrize("block", install_snippets(), ids=str)
+def test_an_install_snippet_installs_the_pinned_revision_and_its_command_runs(block: Block, tmp_path: Path):
+    revision = pinned_revision()
+    environment = {**_throwaway_environment(tmp_path / "venv"), **revision}
+    result = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block.text],  # the snippet as written
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=environment,
+    )
+    assert result.returncode == 0, f"{block}:\n{result.stdout[-3000:]}{result.stderr[-3000:]}"
+    where = subprocess.run(
+        ["python", "-c", "import gym_contract; print(gym_contract.__file__)"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+        env=environment,
+    )
+    assert Path(where.stdout.strip()).is_relative_to(tmp_path / "venv"), where.stdout
+    (installed,) = (tmp_path / "venv").rglob("gym_contract-*.dist-info")
+    origin = json.loads((installed / "direct_url.json").read_text(encoding="utf-8"))
+    if "vcs_info" in origin:
+        assert origin["vcs_info"]["commit_id"] == revision[REV_VARIABLE]
+    else:  # installed from a clone, checked out at the revision
+        clone = Path(urlsplit(origin["url"]).path)
+        assert clone.parent == tmp_path
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=clone, capture_output=True, text=True, check=True)
+        assert head.stdout.strip() == revision[REV_VARIABLE]
+    run = subprocess.run(
+        ["gym-contract", "validate", str(REPO / "examples" / "rollouts.jsonl")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=environment,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "PASS" in run.stdout
+
+
+def _rollouts_folder(work: Path, *, damaged: bool) -> None:
+    """What the configs read: rollouts as JSONL and zstd, sound ones and, if asked, a damaged one."""
+    folder = work / "rollouts"
+    folder.mkdir(exist_ok=True)
+    sources = [REPO / "examples" / "rollouts.jsonl"]
+    if damaged:
+        sources.append(REPO / "examples" / "damaged_rollouts.jsonl")
+    for source in sources:
+        data = source.read_bytes()
+        (folder / source.name).write_bytes(data)
+        (folder / f"{source.name}.zst").write_bytes(zstandard.ZstdCompressor().compress(data))
+
+
+@pytest.mark.parametrize("block", ci_configs(), ids=str)
+def test_a_ci_configs_commands_run_and_leave_their_reports(block: Block, tmp_path: Path):
+    commands = [line for line in ci_shell_lines(yaml.safe_load(block.text)) if line.startswith("gym-contract ")]
+    assert commands, block
+
+    def run_all() -> list[int]:
+        statuses = []
+        for command in commands:
+            result = subprocess.run(
+                ["bash", "-o", "pipefail", "-c", command],
+                cwd=tmp_path,
+                capture_output=True,
+                text=True,
+                check=False,
+                env=this_interpreter_first(),
+            )
+            assert result.returncode in (0, 1), f"{block}: {command}\n{result.stdout[-2000:]}{result.stderr[-2000:]}"
+            statuses.append(result.returncode)
+        return statuses
+
+    _rollouts_folder(tmp_path, damaged=False)
+    assert run_all() == [0] * len(commands)
+    reports = {path.name: path.read_bytes() for path in tmp_path.glob("contract*")}
+    assert reports, f"{block}: the commands write no report"
+    _rollouts_folder(tmp_path, damaged=True)
+    # A FAIL verdict fails a step that gates, and leaves a step that only writes a report green.
+    assert run_all() == [0 if "||" in command else 1 for command in commands]
+    for name in reports:
+        written = (tmp_path / name).read_bytes()
+        assert written != reports[name], f"{block}: {name} does not show the damaged file"
+        if name.endswith((".json", ".sarif")):
+            json.loads(written)
+        else:
+            ElementTree.fromstring(written)
 
 
 # ----------------------------------------------------------------------- other-language examples
