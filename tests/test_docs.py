@@ -55,6 +55,7 @@ from tests.doc_blocks import (
     Block,
     all_blocks,
     blocks,
+    page_name,
     pinned_revision,
     pre_commit_snippet,
     this_interpreter_first,
@@ -321,6 +322,34 @@ def test_the_readme_first_command_passes_and_the_readme_says_what_its_warnings_m
 
 
 # ------------------------------------------------------------------------- the CI guide's snippets
+
+
+def _prose_and_blocks(page: Path) -> str:
+    """A page's text less its generated regions, which are the commands' own words."""
+    text = page.read_text(encoding="utf-8")
+    return re.sub(r"<!-- BEGIN GENERATED .*?<!-- END GENERATED [^>]*-->", "", text, flags=re.DOTALL)
+
+
+READER_PAGES = [*sorted(DOCS.rglob("*.md")), README]
+# `gym-contract` or `"gym-contract[extra]"` with no `@ URL` after it.
+INDEX_INSTALL = re.compile(r'pip install\s+(?:-\S+\s+)*"?gym-contract(?![\w\[\],]*"?\s*@)')
+
+
+def test_no_install_line_asks_a_package_index_for_gym_contract():
+    """gym-contract is installed from a checkout or from its repository: `pip install gym-contract` finds nothing."""
+    found = [
+        f"{page_name(page)}: {match.group(0)}"
+        for page in READER_PAGES
+        for match in INDEX_INSTALL.finditer(_prose_and_blocks(page))
+    ]
+    assert not found, found
+
+
+def test_nothing_is_announced_as_planned():
+    """The docs describe what the package does; a feature announced for later goes stale the day it lands."""
+    stale = re.compile(r"\b(?:is|are) planned\b|\bnot yet (?:available|implemented)\b|\bcoming soon|\buntil then")
+    found = [f"{page_name(p)}: {m.group(0)}" for p in READER_PAGES for m in stale.finditer(_prose_and_blocks(p))]
+    assert not found, found
 
 
 def yaml_blocks() -> list[Block]:
