@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import inspect
+import io
 import os
 import re
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from gym_contract.pytest_plugin import Contract
 from tests.support import REPO
 
 DOCS = REPO / "docs"
@@ -90,6 +95,11 @@ def blocks(page: Path) -> list[Block]:
     return found
 
 
+# Blocks not run yet, by (page, language), with the reason. Remove an entry once its page marks usage
+# synopses with `<!-- no-run: … -->` and its Python fragments are self-contained.
+NOT_RUN: dict[tuple[str, str], str] = {}
+
+
 @functools.cache
 def all_blocks() -> list[Block]:
     """The blocks of every docs page, then the README's: what a reader copies from either."""
@@ -116,3 +126,65 @@ def pinned_revision() -> dict[str, str]:
     if head.returncode != 0:
         pytest.skip("the snippets install gym-contract from a git checkout of it")
     return {REPO_VARIABLE: REPO.as_uri(), REV_VARIABLE: head.stdout.strip()}
+
+
+# ------------------------------------------------------------------------------ running the examples
+
+COMMAND = re.compile(r"^(?:\$ )?(gym-contract\b.*)$")
+
+
+def console_commands() -> list[tuple[Block, str]]:
+    """Every `gym-contract` command of the shell blocks, with the block it is in."""
+    found = []
+    for block in all_blocks():
+        if block.language not in ("bash", "console", "sh", "shell") or block.generated or "no-run" in block.annotations:
+            continue
+        if (block.page, block.language) in NOT_RUN:
+            continue
+        for line in block.text.split("\n"):
+            match = COMMAND.match(line.strip())
+            if match:
+                found.append((block, match.group(1).split("  #")[0].strip()))
+    return found
+
+
+def python_blocks() -> list[Block]:
+    return [
+        block
+        for block in all_blocks()
+        if block.language == "python" and not block.generated and (block.page, "python") not in NOT_RUN
+    ]
+
+
+def needs_ray(block: Block) -> bool:
+    """A block that runs on a Ray cluster: tests/distributed runs it, on the cluster its tests share."""
+    return "--engine ray" in block.text or "gym_contract.distributed" in block.text
+
+
+def run_console_command(block: Block, command: str, environment: dict[str, str] | None = None) -> None:
+    """Run a docs command from the repository root and check the exit status a preceding `<!-- exit: N -->` gives."""
+    expected = int(block.annotations.get("exit", "0"))
+    runnable = f'"{sys.executable}" -m gym_contract' + command.removeprefix("gym-contract")
+    result = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", runnable],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**this_interpreter_first(), **(environment or {})},
+    )
+    assert result.returncode == expected, f"{block}: {command}\n{result.stdout[-2000:]}{result.stderr[-2000:]}"
+
+
+def run_python_block(block: Block, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run a docs Python block in a fresh namespace from the repository root, then any `test_*` function it defines."""
+    monkeypatch.chdir(REPO)
+    monkeypatch.setenv("PATH", this_interpreter_first()["PATH"])
+    namespace: dict[str, Any] = {"__name__": f"docs_example_{block.line}"}
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(block.text, str(block), "exec"), namespace)  # the docs' own example code
+        for name, value in list(namespace.items()):
+            if name.startswith("test_") and callable(value):
+                # The plugin's fixture, given as pytest gives it to a harness's tests.
+                wanted = inspect.signature(value).parameters
+                value(**({"contract": Contract()} if "contract" in wanted else {}))

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-import inspect
 import io
 import json
 import os
@@ -44,7 +43,6 @@ from jsonschema import Draft202012Validator
 
 from gym_contract import schemas
 from gym_contract.diagnostics import CODES, docs_url
-from gym_contract.pytest_plugin import Contract
 from gym_contract.validation import ROLLOUT_ATTACHMENTS, iter_diagnostics
 from tests.doc_blocks import (
     CI_GUIDE,
@@ -55,18 +53,19 @@ from tests.doc_blocks import (
     Block,
     all_blocks,
     blocks,
+    console_commands,
+    needs_ray,
     page_name,
     pinned_revision,
     pre_commit_snippet,
+    python_blocks,
+    run_console_command,
+    run_python_block,
     this_interpreter_first,
 )
 from tests.support import REPO
 
 SITE_ROOT = "https://gym-contract.dev/"
-
-# Blocks not run yet, by (page, language), with the reason. Remove an entry once its page marks usage
-# synopses with `<!-- no-run: … -->` and its Python fragments are self-contained.
-NOT_RUN: dict[tuple[str, str], str] = {}
 
 
 def _load_render_docs() -> ModuleType:
@@ -231,36 +230,19 @@ def test_schema_files_named_in_the_docs_exist():
 
 # ------------------------------------------------------------------------------ commands and code
 
-COMMAND = re.compile(r"^(?:\$ )?(gym-contract\b.*)$")
+
+def test_every_command_and_example_is_run_here_or_with_the_ray_tests():
+    needing_ray = [command for block, command in console_commands() if needs_ray(block)]
+    needing_ray += [str(block) for block in python_blocks() if needs_ray(block)]
+    assert needing_ray, "tests/distributed/test_ray_docs.py runs the docs' Ray examples: there should be some"
+    assert len(needing_ray) <= 4  # the rest run here, without a cluster
 
 
-def console_commands() -> list[tuple[Block, str]]:
-    found = []
-    for block in all_blocks():
-        if block.language not in ("bash", "console", "sh", "shell") or block.generated or "no-run" in block.annotations:
-            continue
-        if (block.page, block.language) in NOT_RUN:
-            continue
-        for line in block.text.split("\n"):
-            match = COMMAND.match(line.strip())
-            if match:
-                found.append((block, match.group(1).split("  #")[0].strip()))
-    return found
-
-
-@pytest.mark.parametrize(("block", "command"), console_commands(), ids=lambda value: str(value)[:60])
+@pytest.mark.parametrize(
+    ("block", "command"), [(b, c) for b, c in console_commands() if not needs_ray(b)], ids=lambda value: str(value)[:60]
+)
 def test_console_command_runs_with_its_documented_exit_status(block: Block, command: str):
-    expected = int(block.annotations.get("exit", "0"))
-    runnable = f'"{sys.executable}" -m gym_contract' + command.removeprefix("gym-contract")
-    result = subprocess.run(
-        ["bash", "-o", "pipefail", "-c", runnable],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=False,
-        env=this_interpreter_first(),
-    )
-    assert result.returncode == expected, f"{block}: {command}\n{result.stdout[-2000:]}{result.stderr[-2000:]}"
+    run_console_command(block, command)
 
 
 def test_commands_in_the_docs_are_run():
@@ -271,26 +253,9 @@ def test_commands_in_the_docs_are_run():
     assert len(skipped) <= 4, [str(block) for block in skipped]
 
 
-def python_blocks() -> list[Block]:
-    return [
-        block
-        for block in all_blocks()
-        if block.language == "python" and not block.generated and (block.page, "python") not in NOT_RUN
-    ]
-
-
-@pytest.mark.parametrize("block", python_blocks(), ids=str)
+@pytest.mark.parametrize("block", [block for block in python_blocks() if not needs_ray(block)], ids=str)
 def test_python_example_runs(block: Block, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.chdir(REPO)
-    monkeypatch.setenv("PATH", this_interpreter_first()["PATH"])
-    namespace: dict[str, Any] = {"__name__": f"docs_example_{block.line}"}
-    with contextlib.redirect_stdout(io.StringIO()):
-        exec(compile(block.text, str(block), "exec"), namespace)  # the docs' own example code
-        for name, value in list(namespace.items()):
-            if name.startswith("test_") and callable(value):
-                # The plugin's fixture, given as pytest gives it to a harness's tests.
-                wanted = inspect.signature(value).parameters
-                value(**({"contract": Contract()} if "contract" in wanted else {}))
+    run_python_block(block, monkeypatch)
 
 
 # ------------------------------------------------------------------------- the README's first command
