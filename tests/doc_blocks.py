@@ -125,7 +125,9 @@ def pinned_revision() -> dict[str, str]:
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, check=False)
     if head.returncode != 0:
         pytest.skip("the snippets install gym-contract from a git checkout of it")
-    return {REPO_VARIABLE: REPO.as_uri(), REV_VARIABLE: head.stdout.strip()}
+    # file://localhost/…, the form the guide gives for a clone on the same machine: pip before 24.1 refuses
+    # a `git+file:///…` requirement, which has no host.
+    return {REPO_VARIABLE: f"file://localhost{REPO.as_posix()}", REV_VARIABLE: head.stdout.strip()}
 
 
 # ------------------------------------------------------------------------------ running the examples
