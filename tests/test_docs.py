@@ -360,17 +360,21 @@ def test_the_ci_guide_pins_every_install_and_every_config_installs_that_way():
 
 
 def _throwaway_environment(folder: Path) -> dict[str, str]:
-    """A fresh virtual environment, as a CI job has, that also sees this one's packages (pip among them).
+    """A fresh virtual environment, as a CI job has, that also sees this one's packages but gym-contract.
 
-    pip then finds the dependencies already there and installs gym-contract itself into the new
-    environment, ahead of the copy under test."""
+    pip (this environment's) then finds the dependencies already there, and gym-contract nowhere, so
+    that it installs the snippet's gym-contract into the new environment whatever its version."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True)
-    paths = {sysconfig.get_paths()[key] for key in ("purelib", "platlib")}
-    scripts = Path(sysconfig.get_paths(vars={"base": str(folder), "platbase": str(folder)})["scripts"])
-    purelib = sysconfig.get_paths(vars={"base": str(folder), "platbase": str(folder)})["purelib"]
-    Path(purelib, "this-environment.pth").write_text("\n".join(sorted(paths)) + "\n", encoding="utf-8")
+    seen = folder / "packages-but-gym-contract"
+    seen.mkdir()
+    for site in sorted({Path(sysconfig.get_paths()[key]) for key in ("purelib", "platlib")}):
+        for entry in site.iterdir():
+            if "gym_contract" not in entry.name.lower().replace("-", "_") and not (seen / entry.name).exists():
+                (seen / entry.name).symlink_to(entry)
+    paths = sysconfig.get_paths(vars={"base": str(folder), "platbase": str(folder)})
+    Path(paths["purelib"], "packages-but-gym-contract.pth").write_text(f"{seen}\n", encoding="utf-8")
     environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTHONHOME")}
-    environment["PATH"] = os.pathsep.join([str(scripts), environment.get("PATH", "")])
+    environment["PATH"] = os.pathsep.join([paths["scripts"], environment.get("PATH", "")])
     environment["VIRTUAL_ENV"] = str(folder)
     return environment
 
