@@ -28,13 +28,7 @@ MAKE_CORPUS = REPO / "tools" / "make_corpus.py"
 SMALL_BLOCKS = 64 * 1024
 
 
-@pytest.fixture(scope="module", autouse=True)
-def cluster() -> Any:
-    """One local cluster of 2 CPUs for the module, as CI has."""
-    ray.shutdown()  # a cluster that an earlier test of this process left running
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
+pytestmark = pytest.mark.usefixtures("local_cluster")  # tests/distributed/conftest.py
 
 
 @pytest.fixture(scope="module")
@@ -149,9 +143,11 @@ def test_project_writes_shards_that_read_in_order_as_the_single_process_output(t
     ]
 
 
-def test_the_commands_take_engine_ray_and_print_what_they_print_locally(tmp_path: Path, corpus: Path):
-    # The commands join this module's cluster rather than each starting one of its own.
-    joined = {**os.environ, "RAY_ADDRESS": ray.get_runtime_context().gcs_address}
+def test_the_commands_take_engine_ray_and_print_what_they_print_locally(
+    tmp_path: Path, corpus: Path, local_cluster: str
+):
+    # The commands join the shared cluster rather than each starting one of its own.
+    joined = {**os.environ, "RAY_ADDRESS": local_cluster}
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
