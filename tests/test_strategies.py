@@ -143,4 +143,4 @@ def test_without_hypothesis_the_import_names_the_extra():
     hidden = "import sys; sys.modules['hypothesis'] = None; import gym_contract.strategies"
     run = subprocess.run([sys.executable, "-c", hidden], capture_output=True, text=True, cwd=REPO, check=False)
     assert run.returncode == 1
-    assert 'pip install "gym-contract[strategies]"' in run.stderr.strip().splitlines()[-1]
+    assert 'python -m pip install ".[strategies]" in a checkout of gym-contract' in run.stderr.strip().splitlines()[-1]

@@ -269,9 +269,9 @@ def register_report(commands: Any) -> None:
         "HTML file that opens offline: the verdict and counts, diagnostics by code with their docs links, "
         "evidence gaps by code and producer, the C1–C7 coverage heat map, token histograms per field and "
         "producer, and a sample of rollouts drawn in detail (the invocation tree on a time axis, each "
-        'invocation\'s conversation). Needs pip install "gym-contract[report]". Exit 0 when nothing reaches '
-        "--fail-on, 1 when something does or the inputs hold no record (unless --allow-empty), 2 when an input cannot "
-        "be opened or the extra is missing.",
+        'invocation\'s conversation). Needs the report extra (python -m pip install ".[report]" in a checkout). '
+        "Exit 0 when nothing reaches --fail-on, 1 when something does or the inputs hold no record "
+        "(unless --allow-empty), 2 when an input cannot be opened or the extra is missing.",
     )
     parser.add_argument("paths", nargs="+", metavar="ROLLOUTS.jsonl", help="input files; - for stdin")
     parser.add_argument("-o", "--output", required=True, metavar="REPORT.html", help="the HTML file to write")
@@ -314,7 +314,7 @@ def engine_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("local", "ray"),
         default="local",
         help="local: this machine (default); ray: Ray Data tasks on a Ray cluster, same output "
-        '(needs pip install "gym-contract[ray]")',
+        '(needs the ray extra: python -m pip install ".[ray]" in a checkout)',
     )
     parser.add_argument(
         "--address",

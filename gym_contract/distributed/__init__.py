@@ -7,7 +7,7 @@ by the same code as `check_files`, in a Ray task, and the driver merges the per-
 input order, so that the report names every file and line as a single process does. The driver
 holds only the merged counts and the kept diagnostics.
 
-Needs the `ray` extra: ``pip install "gym-contract[ray]"``; without it every function here raises
+Needs the `ray` extra (``python -m pip install ".[ray]"`` in a checkout); without it every function here raises
 `RayUnavailable`.
 """
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from gym_contract.distributed._inputs import Share
 
-EXTRA_MISSING = 'Ray is not installed: pip install "gym-contract[ray]"'
+EXTRA_MISSING = 'Ray is not installed: python -m pip install ".[ray]" in a checkout of gym-contract'
 
 
 class RayUnavailable(ImportError):  # noqa: N818 - names what is missing, as InputUnreadable does

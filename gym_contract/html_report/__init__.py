@@ -22,7 +22,9 @@ from gym_contract.validation._report import Report
 
 __all__ = ["EXTRA_MISSING", "HtmlReport", "ReportExtraMissing", "write_html_report"]
 
-EXTRA_MISSING = 'the HTML report needs Plotly and Jinja2: pip install "gym-contract[report]"'
+EXTRA_MISSING = (
+    'the HTML report needs Plotly and Jinja2: python -m pip install ".[report]" in a checkout of gym-contract'
+)
 
 _COUNTS = (
     ("lines", "lines"),

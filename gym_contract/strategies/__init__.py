@@ -11,7 +11,8 @@ For harness authors who fuzz their own readers and writers of the contract::
 
 Every value drawn from the clean strategies passes the engine with no diagnostic of severity
 `error` (`gym_contract.validate`); every `Defect` that `defects(code)` draws is reported with
-``code`` and with no other code. Needs Hypothesis: `pip install "gym-contract[strategies]"`.
+``code`` and with no other code. Needs Hypothesis, the `strategies` extra
+(`python -m pip install ".[strategies]"` in a checkout).
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from __future__ import annotations
 try:
     import hypothesis  # noqa: F401
 except ImportError as missing:  # pragma: no cover - exercised by a test that hides the library
-    raise ImportError('gym_contract.strategies needs Hypothesis: pip install "gym-contract[strategies]"') from missing
+    raise ImportError(
+        'gym_contract.strategies needs Hypothesis: python -m pip install ".[strategies]" in a checkout of gym-contract'
+    ) from missing
 
 from gym_contract.strategies._defects import DEFECT_CODES, Defect, defects
 from gym_contract.strategies._records import (

@@ -183,7 +183,10 @@ def test_without_ray_the_engine_fails_in_one_line_naming_the_extra():
             check=False,
         )
         assert result.returncode == 2
-        assert result.stderr == 'gym-contract: Ray is not installed: pip install "gym-contract[ray]"\n'
+        assert (
+            result.stderr
+            == 'gym-contract: Ray is not installed: python -m pip install ".[ray]" in a checkout of gym-contract\n'
+        )
 
 
 def test_a_dataset_of_lines_gives_the_counts_and_the_located_diagnostics_of_its_file(corpus: Path):

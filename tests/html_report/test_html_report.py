@@ -200,7 +200,7 @@ def test_without_the_extra_the_command_fails_in_one_line_naming_it(tmp_path: Pat
         )
         assert result.returncode == 2
         assert result.stderr == f"gym-contract: {EXTRA_MISSING}\n"
-        assert 'pip install "gym-contract[report]"' in result.stderr
+        assert 'python -m pip install ".[report]" in a checkout of gym-contract' in result.stderr
         assert not output.exists()
 
 
