@@ -277,3 +277,100 @@ def rollouts(draw: st.DrawFn) -> Rollout:
     if lines and draw(st.integers(0, 9)) == 0:  # a line written twice: two calls share one model_call_id
         lines.append(draw(st.sampled_from(lines)))
     return Rollout(record, lines, incomplete=draw(st.integers(0, 6)) == 0)
+
+
+# ------------------------------------------------------------------------------------- large rollouts
+# Clean rollouts of thousands of invocations, tool calls, compactions, gaps or captured calls, for the
+# laws of scale: each is built from a few drawn numbers, so a draw stays cheap however large the rollout.
+
+SHAPES = ("chain", "wide", "tree", "flat")
+"""How the invocations hang together: one parent chain, one parent with every other invocation as its
+child, a binary tree, or a single invocation holding everything (its tools, calls, compactions, gaps)."""
+
+
+def _parent(shape: str, position: int) -> int:
+    return {"chain": position - 1, "wide": 0, "tree": (position - 1) // 2}[shape]
+
+
+def large_rollout(size: int, shape: str, *, producer: bool = False) -> Rollout:
+    """A clean rollout of ``size`` units of ``shape`` (see `SHAPES`): per invocation a captured call and
+    its reference, a tool call seen with its timing, a spawn in the parent's conversation, and now and
+    then a compaction and a gap; with ``producer``, a producer trajectory holding half the invocations."""
+    invocations = 1 if shape == "flat" else size
+    per_invocation = size if shape == "flat" else 1
+    rollout_id = "7-0"
+    calls = []
+    for n in range(invocations * per_invocation):
+        call = _exchange(n, f"resp{n}", POLICY, START + n)
+        # Each call asks for one tool, so that the exports tell which call made which step.
+        asked = {"type": "function_call", "call_id": f"t{n // per_invocation}_{n % per_invocation}", "name": "lookup"}
+        call["response"]["output"] = [{**asked, "arguments": "{}"}]
+        calls.append(call)
+    records: list[dict[str, Any]] = []
+    for position in range(invocations):
+        invocation = f"inv{position}"
+        spawned = [f"inv{child}" for child in _children(shape, position, invocations)]
+        own = [f"t{position}_{n}" for n in range(per_invocation)]
+        record: dict[str, Any] = {
+            "kind": "agent_invocation",
+            "invocation_id": invocation,
+            "status": "completed",
+            "model_calls": [{"model_call_id": f"mc{position * per_invocation + n}"} for n in range(per_invocation)],
+            "conversation": [{"role": "user", "content": "solve it", "type": "message"}]
+            + [{"type": "function_call", "call_id": f"spawn_{child}", "name": "Task", "arguments": "{}"}
+               for child in spawned]
+            + [item for call_id in own for item in (
+                {"type": "function_call", "call_id": call_id, "name": "lookup", "arguments": "{}"},
+                {"type": "function_call_output", "call_id": call_id, "output": f"out {call_id}"})],
+        }  # fmt: skip
+        if position:
+            record["parent_invocation_id"] = f"inv{_parent(shape, position)}"
+            record["spawned_by_tool_call_id"] = f"spawn_{invocation}"
+        records.append(record)
+        for n, call_id in enumerate(own):
+            started = START + n
+            records.append(
+                {"kind": "tool_call", "invocation_id": invocation, "tool_call_id": call_id, "tool_name": "lookup",
+                 "started_at": started, "completed_at": started + 0.5, "duration_ms": 500.0, "status": "completed"}
+            )  # fmt: skip
+            if n % 4 == 0:
+                records.append(
+                    {"kind": "context_compaction", "invocation_id": invocation, "observed_at": started,
+                     "tokens_before": 4000, "tokens_after": 1000, "outcome": "completed"}
+                )  # fmt: skip
+    gaps = [{"code": "tool_timing_unavailable", "invocation_id": f"inv{n}", "detail": f"d{n}"} for n in range(size)]
+    bundle = {"source": "opencode", "records": records, "gaps": gaps}
+    record = {
+        "responses_create_params": {"input": [{"role": "user", "content": "solve it", "type": "message"}]},
+        "reward": 1.0,
+        "_ng_task_index": 7,
+        "_ng_rollout_index": 0,
+        "ng_agent_observations": bundle,
+    }
+    if producer:
+        kept = [dict(r, kind=None) for r in records if r["kind"] == "agent_invocation"][: invocations // 2 or 1]
+        record["ng_trajectory"] = {
+            "schema_version": "1.0",
+            "task_id": "7",
+            "rollout_id": rollout_id,
+            "invocations": [{k: v for k, v in r.items() if k != "kind"} for r in kept],
+        }
+    lines = [json.dumps(call, separators=(",", ":")).encode() for call in calls]
+    return Rollout(record, lines)
+
+
+def _children(shape: str, position: int, count: int) -> list[int]:
+    if shape == "chain":
+        return [position + 1] if position + 1 < count else []
+    if shape == "wide":
+        return list(range(1, count)) if position == 0 else []
+    if shape == "tree":
+        return [child for child in (2 * position + 1, 2 * position + 2) if child < count]
+    return []
+
+
+def large_rollouts(max_size: int = 2_000) -> st.SearchStrategy[Rollout]:
+    """`large_rollout` of a drawn shape and size up to ``max_size`` units, with or without a producer."""
+    return st.builds(
+        large_rollout, st.integers(1, max_size), st.sampled_from(SHAPES), producer=st.booleans()
+    )
