@@ -371,6 +371,4 @@ def _children(shape: str, position: int, count: int) -> list[int]:
 
 def large_rollouts(max_size: int = 2_000) -> st.SearchStrategy[Rollout]:
     """`large_rollout` of a drawn shape and size up to ``max_size`` units, with or without a producer."""
-    return st.builds(
-        large_rollout, st.integers(1, max_size), st.sampled_from(SHAPES), producer=st.booleans()
-    )
+    return st.builds(large_rollout, st.integers(1, max_size), st.sampled_from(SHAPES), producer=st.booleans())

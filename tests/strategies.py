@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -246,3 +247,57 @@ def file_lines(values: st.SearchStrategy[Any], max_size: int = 6) -> st.SearchSt
     return st.lists(
         st.one_of(st.builds(as_line, values), st.builds(as_line, values), damaged_lines()), max_size=max_size
     )
+
+
+# ------------------------------------------------------------------------------------- strict text
+# Strings written with escapes, lone surrogates among them, beside numbers no fast parser holds: the
+# verdict on a line must not depend on a number elsewhere in it.
+
+OUT_OF_RANGE_NUMBERS = (
+    b"1e999",
+    b"-1E+400",
+    b"2.5e308",
+    b"9" * 400,
+    b"-" + b"7" * 4301,  # more digits than Python converts
+    b"123456789012345678901234567890",  # beyond 64 bits, within a double
+)
+"""Number tokens orjson refuses or turns into floats, so that another parser reads the line."""
+
+
+def _escaped(match: re.Match[str]) -> str:
+    units = match[0].encode("utf-16-le", "surrogatepass")
+    return "".join(f"\\u{int.from_bytes(units[i : i + 2], 'little'):04x}" for i in range(0, len(units), 2))
+
+
+def escaped_line(value: Any) -> bytes:
+    """``value`` as one line of JSON with every character beyond ASCII written as a `\\uXXXX` escape, so
+    that a lone surrogate is an escape without its pair rather than bytes that are not UTF-8."""
+    from gym_contract._json_writing import python_text
+
+    return re.sub(r"[^\x00-\x7f]", _escaped, python_text(value)).encode("ascii")
+
+
+_SURROGATE_TEXT = st.text(
+    alphabet=st.one_of(st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF), st.characters(codec=None)),
+    max_size=6,
+)
+
+
+@st.composite
+def lines_beside_a_number(draw: st.DrawFn) -> tuple[bytes, bytes]:
+    """A rollout line holding strings with lone surrogates and escapes (as escapes, or as the bytes they would
+    be) and, before or after them, a number out of every fast parser's range; and the same line with that
+    number written as `0` and spaces, so that every other byte keeps its place."""
+    values = draw(st.lists(st.one_of(_SURROGATE_TEXT, scalars()), min_size=1, max_size=4))
+    keys = draw(st.lists(_SURROGATE_TEXT, min_size=len(values), max_size=len(values)))
+    value: Any = dict(zip(keys, values, strict=False)) if draw(st.booleans()) else values
+    body = escaped_line(value) if draw(st.booleans()) else as_line(value)
+    number = draw(st.sampled_from(OUT_OF_RANGE_NUMBERS))
+    placeholder = b"0" + b" " * (len(number) - 1)
+    first = draw(st.booleans())
+
+    def line(token: bytes) -> bytes:
+        fields = [b'"n":' + token, b'"v":' + body] if first else [b'"v":' + body, b'"n":' + token]
+        return b'{"_ng_task_index":1,"_ng_rollout_index":0,' + b",".join(fields) + b"}"
+
+    return line(number), line(placeholder)
