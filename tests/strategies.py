@@ -301,3 +301,79 @@ def lines_beside_a_number(draw: st.DrawFn) -> tuple[bytes, bytes]:
         return b'{"_ng_task_index":1,"_ng_rollout_index":0,' + b",".join(fields) + b"}"
 
     return line(number), line(placeholder)
+
+
+# ------------------------------------------------------------------------------------ compressed streams
+# Every legal framing of a gzip or zstd stream: several gzip members, several zstd frames with or without
+# their content size, skippable frames (what pzstd writes first) before, between and after them.
+
+FRAMINGS = (
+    "gzip",
+    "gzip members",
+    "zstd",
+    "zstd frames",
+    "zstd without content size",
+    "skippable first",
+    "skippable between",
+    "skippable last",
+    "only skippable",
+)
+
+
+def skippable_frame(payload: bytes, variant: int = 0) -> bytes:
+    """A zstd skippable frame (magic 0x184D2A50 + ``variant``) holding ``payload``, which readers skip."""
+    return (0x184D2A50 + variant).to_bytes(4, "little") + len(payload).to_bytes(4, "little") + payload
+
+
+def _pieces(data: bytes, cuts: list[int]) -> list[bytes]:
+    points = sorted({min(cut, len(data)) for cut in cuts})
+    return [data[start:end] for start, end in zip([0, *points], [*points, len(data)], strict=True)]
+
+
+def _streamed(compressor: Any, piece: bytes) -> bytes:
+    """One frame written as a stream is written: without its content size in the header."""
+    stream = compressor.compressobj()
+    return bytes(stream.compress(piece) + stream.flush())
+
+
+def compress_as(framing: str, data: bytes, cuts: list[int], payload: bytes = b"", variant: int = 0) -> bytes:
+    """``data`` compressed in ``framing`` (see `FRAMINGS`), cut into members or frames at ``cuts``; for
+    "only skippable", frames that hold no data at all (``data`` is then not in the stream)."""
+    import gzip
+
+    import zstandard
+
+    with_size = zstandard.ZstdCompressor()
+    frames = [with_size.compress(piece) for piece in _pieces(data, cuts)]
+    skip = skippable_frame(payload, variant)
+    if framing == "gzip":
+        return gzip.compress(data)
+    if framing == "gzip members":
+        return b"".join(gzip.compress(piece) for piece in _pieces(data, cuts))
+    if framing == "zstd":
+        return with_size.compress(data)
+    if framing == "zstd frames":
+        return b"".join(frames)
+    if framing == "zstd without content size":
+        without = zstandard.ZstdCompressor(write_content_size=False)
+        return b"".join(_streamed(without, piece) for piece in _pieces(data, cuts))
+    if framing == "skippable first":
+        return skip + b"".join(frames)
+    if framing == "skippable between":
+        return skip + skip.join(frames) + skip
+    if framing == "skippable last":
+        return b"".join(frames) + skip
+    return skip + skip
+
+
+@st.composite
+def compressed_streams(draw: st.DrawFn) -> tuple[str, bytes, bytes]:
+    """A framing, a stream of JSONL in it, and the bytes every reader must get from the stream."""
+    values = st.dictionaries(st.sampled_from(["a", "b", "kind"]), scalars(surrogates=False))
+    data = jsonl([as_line(value) for value in draw(st.lists(values, max_size=8))])
+    framing = draw(st.sampled_from(FRAMINGS))
+    cuts = draw(st.lists(st.integers(0, max(len(data), 1)), max_size=4))
+    # Now and then a skippable frame larger than one read of the reader, so that it spans several.
+    payload = draw(st.one_of(st.binary(max_size=32), st.just(b"\x00" * 40_000)))
+    compressed = compress_as(framing, data, cuts, payload, draw(st.integers(0, 15)))
+    return framing, compressed, b"" if framing == "only skippable" else data
