@@ -283,90 +283,87 @@ def rollouts(draw: st.DrawFn) -> Rollout:
 # Clean rollouts of thousands of invocations, tool calls, compactions, gaps or captured calls, for the
 # laws of scale: each is built from a few drawn numbers, so a draw stays cheap however large the rollout.
 
-SHAPES = ("chain", "wide", "tree", "flat")
+SHAPES = ("chain", "wide", "tree", "flat", "mixed")
 """How the invocations hang together: one parent chain, one parent with every other invocation as its
-child, a binary tree, or a single invocation holding everything (its tools, calls, compactions, gaps)."""
+child, a binary tree, a single invocation holding everything (its tools, calls, compactions, gaps), or
+all at once: a third of the units a chain, a third children of the root, a third the root's own tools."""
 
 
-def _parent(shape: str, position: int) -> int:
-    return {"chain": position - 1, "wide": 0, "tree": (position - 1) // 2}[shape]
+def _layout(size: int, shape: str) -> tuple[list[int | None], list[int]]:
+    """Each invocation's parent (by position) and how many tools and calls it has of its own."""
+    if shape == "flat":
+        return [None], [size]
+    if shape == "mixed":
+        third = max(size // 3, 1)
+        parents: list[int | None] = [None, *range(third - 1), *[0] * third]
+        return parents, [third] + [1] * (len(parents) - 1)
+    parent_of = {"chain": lambda n: n - 1, "wide": lambda n: 0, "tree": lambda n: (n - 1) // 2}[shape]
+    return [None, *(parent_of(n) for n in range(1, size))], [1] * size
 
 
 def large_rollout(size: int, shape: str, *, producer: bool = False) -> Rollout:
-    """A clean rollout of ``size`` units of ``shape`` (see `SHAPES`): per invocation a captured call and
-    its reference, a tool call seen with its timing, a spawn in the parent's conversation, and now and
-    then a compaction and a gap; with ``producer``, a producer trajectory holding half the invocations."""
-    invocations = 1 if shape == "flat" else size
-    per_invocation = size if shape == "flat" else 1
-    rollout_id = "7-0"
-    calls = []
-    for n in range(invocations * per_invocation):
-        call = _exchange(n, f"resp{n}", POLICY, START + n)
-        # Each call asks for one tool, so that the exports tell which call made which step.
-        asked = {"type": "function_call", "call_id": f"t{n // per_invocation}_{n % per_invocation}", "name": "lookup"}
-        call["response"]["output"] = [{**asked, "arguments": "{}"}]
-        calls.append(call)
+    """A clean rollout of ``size`` units of ``shape`` (see `SHAPES`): per unit a captured call and its
+    reference, a tool call seen with its timing and answered in the conversation, a spawn in the parent's
+    conversation, a gap, and every fourth tool a compaction; with ``producer``, a producer trajectory
+    holding every second invocation."""
+    parents, owns = _layout(size, shape)
+    children: dict[int, list[int]] = {}
+    for position, parent in enumerate(parents):
+        if parent is not None:
+            children.setdefault(parent, []).append(position)
+    calls: list[dict[str, Any]] = []
     records: list[dict[str, Any]] = []
-    for position in range(invocations):
+    for position, (parent, own) in enumerate(zip(parents, owns, strict=True)):
         invocation = f"inv{position}"
-        spawned = [f"inv{child}" for child in _children(shape, position, invocations)]
-        own = [f"t{position}_{n}" for n in range(per_invocation)]
-        record: dict[str, Any] = {
-            "kind": "agent_invocation",
-            "invocation_id": invocation,
-            "status": "completed",
-            "model_calls": [{"model_call_id": f"mc{position * per_invocation + n}"} for n in range(per_invocation)],
-            "conversation": [{"role": "user", "content": "solve it", "type": "message"}]
-            + [{"type": "function_call", "call_id": f"spawn_{child}", "name": "Task", "arguments": "{}"}
-               for child in spawned]
-            + [item for call_id in own for item in (
-                {"type": "function_call", "call_id": call_id, "name": "lookup", "arguments": "{}"},
-                {"type": "function_call_output", "call_id": call_id, "output": f"out {call_id}"})],
-        }  # fmt: skip
-        if position:
-            record["parent_invocation_id"] = f"inv{_parent(shape, position)}"
+        tools = [f"t{position}_{n}" for n in range(own)]
+        references = []
+        for tool in tools:
+            call = _exchange(len(calls), f"resp{len(calls)}", POLICY, START + len(calls))
+            # Each call asks for one tool, so that the exports tell which call made which step.
+            call["response"]["output"] = [
+                {"type": "function_call", "call_id": tool, "name": "lookup", "arguments": "{}"}
+            ]
+            references.append({"model_call_id": call["model_call_id"]})
+            calls.append(call)
+        conversation: list[dict[str, Any]] = [{"role": "user", "content": "solve it", "type": "message"}]
+        for child in children.get(position, []):
+            conversation.append(
+                {"type": "function_call", "call_id": f"spawn_inv{child}", "name": "Task", "arguments": "{}"}
+            )
+        for tool in tools:
+            conversation.append({"type": "function_call", "call_id": tool, "name": "lookup", "arguments": "{}"})
+            conversation.append({"type": "function_call_output", "call_id": tool, "output": f"out {tool}"})
+        record: dict[str, Any] = {"kind": "agent_invocation", "invocation_id": invocation, "status": "completed",
+                                  "model_calls": references, "conversation": conversation}  # fmt: skip
+        if parent is not None:
+            record["parent_invocation_id"] = f"inv{parent}"
             record["spawned_by_tool_call_id"] = f"spawn_{invocation}"
         records.append(record)
-        for n, call_id in enumerate(own):
-            started = START + n
+        for n, tool in enumerate(tools):
             records.append(
-                {"kind": "tool_call", "invocation_id": invocation, "tool_call_id": call_id, "tool_name": "lookup",
-                 "started_at": started, "completed_at": started + 0.5, "duration_ms": 500.0, "status": "completed"}
+                {"kind": "tool_call", "invocation_id": invocation, "tool_call_id": tool, "tool_name": "lookup",
+                 "started_at": START + n, "completed_at": START + n + 0.5, "duration_ms": 500.0, "status": "completed"}
             )  # fmt: skip
             if n % 4 == 0:
                 records.append(
-                    {"kind": "context_compaction", "invocation_id": invocation, "observed_at": started,
+                    {"kind": "context_compaction", "invocation_id": invocation, "observed_at": START + n,
                      "tokens_before": 4000, "tokens_after": 1000, "outcome": "completed"}
                 )  # fmt: skip
-    gaps = [{"code": "tool_timing_unavailable", "invocation_id": f"inv{n}", "detail": f"d{n}"} for n in range(size)]
-    bundle = {"source": "opencode", "records": records, "gaps": gaps}
+    gaps = [{"code": "tool_timing_unavailable", "invocation_id": f"inv{n % len(parents)}", "detail": f"d{n}"}
+            for n in range(size)]  # fmt: skip
     record = {
         "responses_create_params": {"input": [{"role": "user", "content": "solve it", "type": "message"}]},
         "reward": 1.0,
         "_ng_task_index": 7,
         "_ng_rollout_index": 0,
-        "ng_agent_observations": bundle,
+        "ng_agent_observations": {"source": "opencode", "records": records, "gaps": gaps},
     }
     if producer:
-        kept = [dict(r, kind=None) for r in records if r["kind"] == "agent_invocation"][: invocations // 2 or 1]
-        record["ng_trajectory"] = {
-            "schema_version": "1.0",
-            "task_id": "7",
-            "rollout_id": rollout_id,
-            "invocations": [{k: v for k, v in r.items() if k != "kind"} for r in kept],
-        }
-    lines = [json.dumps(call, separators=(",", ":")).encode() for call in calls]
-    return Rollout(record, lines)
-
-
-def _children(shape: str, position: int, count: int) -> list[int]:
-    if shape == "chain":
-        return [position + 1] if position + 1 < count else []
-    if shape == "wide":
-        return list(range(1, count)) if position == 0 else []
-    if shape == "tree":
-        return [child for child in (2 * position + 1, 2 * position + 2) if child < count]
-    return []
+        invocations = [r for r in records if r["kind"] == "agent_invocation"]
+        # Every second one: the others, merged in from the observations, hang from parents of both sources.
+        kept = [{key: value for key, value in r.items() if key != "kind"} for r in invocations[::2]]
+        record["ng_trajectory"] = {"schema_version": "1.0", "task_id": "7", "rollout_id": "7-0", "invocations": kept}
+    return Rollout(record, [json.dumps(call, separators=(",", ":")).encode() for call in calls])
 
 
 def large_rollouts(max_size: int = 2_000) -> st.SearchStrategy[Rollout]:
