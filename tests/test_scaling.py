@@ -35,6 +35,8 @@ from gym_contract.capture import Capture, capture_attachment
 from gym_contract.evidence._projection_merge import Gaps, merge_invocations
 from gym_contract.interop import from_atif, to_atif, to_otel
 from gym_contract.models import AgentInvocation, AgentObservationBundle
+from gym_contract.producers.claude_code._bundle import _settle_links
+from gym_contract.producers.claude_code._mapping import Mapped
 from tests.rollout_strategies import Rollout, large_rollout, large_rollouts
 
 NOW = 1_786_100_000.0
@@ -139,11 +141,29 @@ def _diagnostics(record: dict[str, Any]) -> list[Any]:
     return list(iter_diagnostics(record, now=NOW))
 
 
+def _subagent_links(size: int) -> Callable[[], object]:
+    """Claude Code's subagents, each spawned by the one before: every link is checked for a cycle."""
+    links = [(f"agent{n}", f"agent{n - 1}" if n > 1 else "session", f"toolu_{n}", "completed") for n in range(1, size)]
+    return _on(_settle_links, Mapped(links=links), [])
+
+
+def _join_of_one_shared_id(size: int) -> Callable[[], object]:
+    """Calls that all share one model_call_id (a capture line written again and again), each named by a
+    reference that gives its server too: ambiguous, every one, and told apart without a scan per reference."""
+    lines = [json.loads(line) for line in _rollout(size).capture_lines]
+    calls = [derive_record({**line, "model_call_id": "shared"}, index) for index, line in enumerate(lines)]
+    reference = {"model_call_id": "shared", "model_ref": {"type": "responses_api_models", "name": "policy"}}
+    records = [{"kind": "agent_invocation", "invocation_id": f"i{n}", "model_calls": [reference]} for n in range(size)]
+    bundle = AgentObservationBundle.model_validate({"source": "opencode", "records": records})
+    return _on(join, bundle, calls)
+
+
 OPERATIONS: dict[str, tuple[Callable[[int], Callable[[], object]], int]] = {
     # name: (the work on an input of n units, its input built first; n for the smaller input)
     "the rules of a rollout record": (lambda n: _on(_diagnostics, _rollout(n).record), 600),
     "the rules of a collected record": (lambda n: _on(_diagnostics, _collected(n)), 600),
     "the join": (lambda n: _on(join, _bundle(n), _calls(n)), 600),
+    "the join of calls that share an id": (_join_of_one_shared_id, 600),
     "the projection": (lambda n: _on(project, _rollout(n).record, _rollout(n).record), 300),
     "the projection's merge of invocations": (_merge, 600),
     "lineage": (lambda n: _on(chain, _calls(n)), 600),
@@ -153,6 +173,7 @@ OPERATIONS: dict[str, tuple[Callable[[int], Callable[[], object]], int]] = {
     # Bare invocations, so that walks along the chain are most of the work.
     "the OTel export of one long chain": (lambda n: _on(to_otel, [_chain_bundle(n)]), 1000),
     "the ATIF export of one long chain": (lambda n: _on(to_atif, _chain_bundle(n)), 1000),
+    "the Claude Code producer's subagent links": (_subagent_links, 2000),
 }
 
 
@@ -211,3 +232,15 @@ def test_law_a_large_clean_rollout_is_valid_and_projects_without_a_failure(rollo
     assert "trajectory_projection_failed" not in {gap.code for gap in projected.gaps}
     assert [d.code for d in iter_diagnostics(projected.model_dump(mode="python"), "trajectory", now=NOW)
             if d.severity == "error"] == []  # fmt: skip
+
+
+def test_a_subagent_link_that_would_close_a_cycle_through_a_long_chain_is_refused_with_its_gap() -> None:
+    links = [(f"agent{n}", f"agent{n - 1}", f"toolu_{n}", "completed") for n in range(1, 3000)]
+    links.append(("agent0", "agent2999", "toolu_back", "completed"))
+    gaps: list[Any] = []
+    accepted = _settle_links(Mapped(links=links), gaps)
+    assert len(accepted) == 2999
+    assert "agent0" not in accepted
+    assert [(gap.code, gap.invocation_id, gap.detail) for gap in gaps] == [
+        ("cyclic_subagent_parent", "agent0", "agent2999")
+    ]
