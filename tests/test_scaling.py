@@ -30,13 +30,15 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
-from gym_contract import chain, derive_record, iter_diagnostics, join, project
+from gym_contract import chain, derive_record, iter_diagnostics, join, project, rollout_coverage
+from gym_contract._json_writing import dumps
 from gym_contract.capture import Capture, capture_attachment
 from gym_contract.evidence._projection_merge import Gaps, merge_invocations
 from gym_contract.interop import from_atif, to_atif, to_otel
 from gym_contract.models import AgentInvocation, AgentObservationBundle
 from gym_contract.producers.claude_code._bundle import _settle_links
 from gym_contract.producers.claude_code._mapping import Mapped
+from gym_contract.validation import check_line
 from tests.rollout_strategies import Rollout, large_rollout, large_rollouts
 
 NOW = 1_786_100_000.0
@@ -132,9 +134,9 @@ def _chain_bundle(invocations: int) -> dict[str, Any]:
     return {"source": "claude_code", "records": records}
 
 
-def _on(function: Callable[..., object], *arguments: Any) -> Callable[[], object]:
+def _on(function: Callable[..., object], *arguments: Any, **options: Any) -> Callable[[], object]:
     """``function`` called on ``arguments``, which are built now, before any clock starts."""
-    return lambda: function(*arguments)
+    return lambda: function(*arguments, **options)
 
 
 def _diagnostics(record: dict[str, Any]) -> list[Any]:
@@ -174,6 +176,12 @@ OPERATIONS: dict[str, tuple[Callable[[int], Callable[[], object]], int]] = {
     "the OTel export of one long chain": (lambda n: _on(to_otel, [_chain_bundle(n)]), 1000),
     "the ATIF export of one long chain": (lambda n: _on(to_atif, _chain_bundle(n)), 1000),
     "the Claude Code producer's subagent links": (_subagent_links, 2000),
+    "validate's check of a line, fast path": (lambda n: _on(check_line, dumps(_collected(n)), None, now=NOW), 600),
+    "validate's check of a line, parsed path": (
+        lambda n: _on(check_line, dumps(_collected(n)), None, now=NOW, fast=False),
+        600,
+    ),
+    "the coverage criteria": (lambda n: _on(rollout_coverage, _collected(n)), 600),
 }
 
 
