@@ -160,3 +160,20 @@ def test_observe_claude_code_takes_such_a_transcript_line_as_malformed(tmp_path:
     gaps = json.loads(done.stdout)["ng_agent_observations"]["gaps"]
     assert {"code": "malformed_transcript_line", "invocation_id": None, "detail": f"{transcript.parent.name}/"
             f"{transcript.name}:{number}"} in gaps  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [(("observe", "atif"), b"json_invalid: no low surrogate in string"), (("outcome", "opencode"), b"not valid JSON")],
+)
+def test_the_document_readers_refuse_such_a_document_as_not_json(
+    tmp_path: Path, command: tuple[str, ...], said: bytes
+) -> None:
+    document = tmp_path / "document.json"
+    document.write_bytes(
+        b'{"n": 1e999, "schema_version": "ATIF-v1.6", "session_id": "s", '
+        b'"agent": {"name": "x\\ud800", "version": "1"}, "steps": []}\n'
+    )
+    done = _gym(*command, str(document))
+    assert done.returncode == 2
+    assert said in done.stderr
