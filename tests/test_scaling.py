@@ -175,6 +175,8 @@ OPERATIONS: dict[str, tuple[Callable[[int], Callable[[], object]], int]] = {
     # Bare invocations, so that walks along the chain are most of the work.
     "the OTel export of one long chain": (lambda n: _on(to_otel, [_chain_bundle(n)]), 1000),
     "the ATIF export of one long chain": (lambda n: _on(to_atif, _chain_bundle(n)), 1000),
+    # Each subagent nests in its parent's document: written indented, as `export atif` writes it.
+    "the ATIF text of one long chain": (lambda n: _on(dumps, to_atif(_chain_bundle(n)), indent=True), 1000),
     "the Claude Code producer's subagent links": (_subagent_links, 2000),
     "validate's check of a line, fast path": (lambda n: _on(check_line, dumps(_collected(n)), None, now=NOW), 600),
     "validate's check of a line, parsed path": (
