@@ -33,7 +33,8 @@ def fragment(value: Any) -> Any:
 
 
 def dumps(value: Any, *, indent: bool = False, sort_keys: bool = False) -> bytes:
-    """``value`` as UTF-8 JSON text: compact, or indented by two spaces; keys sorted on request.
+    """``value`` as UTF-8 JSON text: compact, or indented by two spaces (for the first 254 levels, then
+    compact, so that the text stays linear in the value's size); keys sorted on request.
 
     Raises TypeError for a value JSON text cannot hold (a non-string key, a set, a string with a lone
     surrogate, an integer too long for Python to write); every value this package's readers give can
@@ -87,8 +88,13 @@ def _dumps_any_depth(value: Any, *, indent: bool, sort_keys: bool) -> bytes:
     return b"".join(pieces)
 
 
+# orjson indents as deep as it writes; deeper, the text goes on without line breaks. Indenting every
+# level would cost each line two bytes per level above it: text quadratic in a chain's length.
+_INDENTED_LEVELS = 254
+
+
 def _break(indent: bool, level: int) -> bytes:
-    return b"\n" + b"  " * level if indent else b""
+    return b"\n" + b"  " * level if indent and level <= _INDENTED_LEVELS else b""
 
 
 def _leaf(value: Any) -> bytes:

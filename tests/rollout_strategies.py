@@ -277,3 +277,95 @@ def rollouts(draw: st.DrawFn) -> Rollout:
     if lines and draw(st.integers(0, 9)) == 0:  # a line written twice: two calls share one model_call_id
         lines.append(draw(st.sampled_from(lines)))
     return Rollout(record, lines, incomplete=draw(st.integers(0, 6)) == 0)
+
+
+# ------------------------------------------------------------------------------------- large rollouts
+# Clean rollouts of thousands of invocations, tool calls, compactions, gaps or captured calls, for the
+# laws of scale: each is built from a few drawn numbers, so a draw stays cheap however large the rollout.
+
+SHAPES = ("chain", "wide", "tree", "flat", "mixed")
+"""How the invocations hang together: one parent chain, one parent with every other invocation as its
+child, a binary tree, a single invocation holding everything (its tools, calls, compactions, gaps), or
+all at once: a third of the units a chain, a third children of the root, a third the root's own tools."""
+
+
+def _layout(size: int, shape: str) -> tuple[list[int | None], list[int]]:
+    """Each invocation's parent (by position) and how many tools and calls it has of its own."""
+    if shape == "flat":
+        return [None], [size]
+    if shape == "mixed":
+        third = max(size // 3, 1)
+        parents: list[int | None] = [None, *range(third - 1), *[0] * third]
+        return parents, [third] + [1] * (len(parents) - 1)
+    parent_of = {"chain": lambda n: n - 1, "wide": lambda n: 0, "tree": lambda n: (n - 1) // 2}[shape]
+    return [None, *(parent_of(n) for n in range(1, size))], [1] * size
+
+
+def large_rollout(size: int, shape: str, *, producer: bool = False) -> Rollout:
+    """A clean rollout of ``size`` units of ``shape`` (see `SHAPES`): per unit a captured call and its
+    reference, a tool call seen with its timing and answered in the conversation, a spawn in the parent's
+    conversation, a gap, and every fourth tool a compaction; with ``producer``, a producer trajectory
+    holding every second invocation."""
+    parents, owns = _layout(size, shape)
+    children: dict[int, list[int]] = {}
+    for position, parent in enumerate(parents):
+        if parent is not None:
+            children.setdefault(parent, []).append(position)
+    calls: list[dict[str, Any]] = []
+    records: list[dict[str, Any]] = []
+    for position, (parent, own) in enumerate(zip(parents, owns, strict=True)):
+        invocation = f"inv{position}"
+        tools = [f"t{position}_{n}" for n in range(own)]
+        references = []
+        for tool in tools:
+            call = _exchange(len(calls), f"resp{len(calls)}", POLICY, START + len(calls))
+            # Each call asks for one tool, so that the exports tell which call made which step.
+            call["response"]["output"] = [
+                {"type": "function_call", "call_id": tool, "name": "lookup", "arguments": "{}"}
+            ]
+            references.append({"model_call_id": call["model_call_id"]})
+            calls.append(call)
+        conversation: list[dict[str, Any]] = [{"role": "user", "content": "solve it", "type": "message"}]
+        for child in children.get(position, []):
+            conversation.append(
+                {"type": "function_call", "call_id": f"spawn_inv{child}", "name": "Task", "arguments": "{}"}
+            )
+        for tool in tools:
+            conversation.append({"type": "function_call", "call_id": tool, "name": "lookup", "arguments": "{}"})
+            conversation.append({"type": "function_call_output", "call_id": tool, "output": f"out {tool}"})
+        record: dict[str, Any] = {"kind": "agent_invocation", "invocation_id": invocation, "status": "completed",
+                                  "model_calls": references, "conversation": conversation}  # fmt: skip
+        if parent is not None:
+            record["parent_invocation_id"] = f"inv{parent}"
+            record["spawned_by_tool_call_id"] = f"spawn_{invocation}"
+        records.append(record)
+        for n, tool in enumerate(tools):
+            records.append(
+                {"kind": "tool_call", "invocation_id": invocation, "tool_call_id": tool, "tool_name": "lookup",
+                 "started_at": START + n, "completed_at": START + n + 0.5, "duration_ms": 500.0, "status": "completed"}
+            )  # fmt: skip
+            if n % 4 == 0:
+                records.append(
+                    {"kind": "context_compaction", "invocation_id": invocation, "observed_at": START + n,
+                     "tokens_before": 4000, "tokens_after": 1000, "outcome": "completed"}
+                )  # fmt: skip
+    gaps = [{"code": "tool_timing_unavailable", "invocation_id": f"inv{n % len(parents)}", "detail": f"d{n}"}
+            for n in range(size)]  # fmt: skip
+    record = {
+        "responses_create_params": {"input": [{"role": "user", "content": "solve it", "type": "message"}]},
+        "reward": 1.0,
+        "_ng_task_index": 7,
+        "_ng_rollout_index": 0,
+        "ng_agent_observations": {"source": "opencode", "records": records, "gaps": gaps},
+    }
+    if producer:
+        invocations = [r for r in records if r["kind"] == "agent_invocation"]
+        # Every second one: the others, merged in from the observations, hang from parents of both sources.
+        kept = [{key: value for key, value in r.items() if key != "kind"} for r in invocations[::2]]
+        record["ng_trajectory"] = {"schema_version": "1.0", "task_id": "7", "rollout_id": "7-0", "invocations": kept}
+    return Rollout(record, [json.dumps(call, separators=(",", ":")).encode() for call in calls])
+
+
+def large_rollouts(max_size: int = 2_000) -> st.SearchStrategy[Rollout]:
+    """`large_rollout` of a drawn shape and size up to ``max_size`` units, with or without a producer."""
+    return st.builds(large_rollout, st.integers(1, max_size), st.sampled_from(SHAPES), producer=st.booleans())

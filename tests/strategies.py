@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -246,3 +247,133 @@ def file_lines(values: st.SearchStrategy[Any], max_size: int = 6) -> st.SearchSt
     return st.lists(
         st.one_of(st.builds(as_line, values), st.builds(as_line, values), damaged_lines()), max_size=max_size
     )
+
+
+# ------------------------------------------------------------------------------------- strict text
+# Strings written with escapes, lone surrogates among them, beside numbers no fast parser holds: the
+# verdict on a line must not depend on a number elsewhere in it.
+
+OUT_OF_RANGE_NUMBERS = (
+    b"1e999",
+    b"-1E+400",
+    b"2.5e308",
+    b"9" * 400,
+    b"-" + b"7" * 4301,  # more digits than Python converts
+    b"123456789012345678901234567890",  # beyond 64 bits, within a double
+)
+"""Number tokens orjson refuses or turns into floats, so that another parser reads the line."""
+
+
+def _escaped(match: re.Match[str]) -> str:
+    units = match[0].encode("utf-16-le", "surrogatepass")
+    return "".join(f"\\u{int.from_bytes(units[i : i + 2], 'little'):04x}" for i in range(0, len(units), 2))
+
+
+def escaped_line(value: Any) -> bytes:
+    """``value`` as one line of JSON with every character beyond ASCII written as a `\\uXXXX` escape, so
+    that a lone surrogate is an escape without its pair rather than bytes that are not UTF-8."""
+    from gym_contract._json_writing import python_text
+
+    return re.sub(r"[^\x00-\x7f]", _escaped, python_text(value)).encode("ascii")
+
+
+_SURROGATE_TEXT = st.text(
+    alphabet=st.one_of(st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF), st.characters(codec=None)),
+    max_size=6,
+)
+
+
+@st.composite
+def lines_beside_a_number(draw: st.DrawFn) -> tuple[bytes, bytes]:
+    """A rollout line holding strings with lone surrogates and escapes (as escapes, or as the bytes they would
+    be) and, before or after them, a number out of every fast parser's range; and the same line with that
+    number written as `0` and spaces, so that every other byte keeps its place."""
+    values = draw(st.lists(st.one_of(_SURROGATE_TEXT, scalars()), min_size=1, max_size=4))
+    keys = draw(st.lists(_SURROGATE_TEXT, min_size=len(values), max_size=len(values)))
+    value: Any = dict(zip(keys, values, strict=False)) if draw(st.booleans()) else values
+    body = escaped_line(value) if draw(st.booleans()) else as_line(value)
+    number = draw(st.sampled_from(OUT_OF_RANGE_NUMBERS))
+    placeholder = b"0" + b" " * (len(number) - 1)
+    first = draw(st.booleans())
+
+    def line(token: bytes) -> bytes:
+        fields = [b'"n":' + token, b'"v":' + body] if first else [b'"v":' + body, b'"n":' + token]
+        return b'{"_ng_task_index":1,"_ng_rollout_index":0,' + b",".join(fields) + b"}"
+
+    return line(number), line(placeholder)
+
+
+# ------------------------------------------------------------------------------------ compressed streams
+# Every legal framing of a gzip or zstd stream: several gzip members, several zstd frames with or without
+# their content size, skippable frames (what pzstd writes first) before, between and after them.
+
+FRAMINGS = (
+    "gzip",
+    "gzip members",
+    "zstd",
+    "zstd frames",
+    "zstd without content size",
+    "skippable first",
+    "skippable between",
+    "skippable last",
+    "only skippable",
+)
+
+
+def skippable_frame(payload: bytes, variant: int = 0) -> bytes:
+    """A zstd skippable frame (magic 0x184D2A50 + ``variant``) holding ``payload``, which readers skip."""
+    return (0x184D2A50 + variant).to_bytes(4, "little") + len(payload).to_bytes(4, "little") + payload
+
+
+def _pieces(data: bytes, cuts: list[int]) -> list[bytes]:
+    points = sorted({min(cut, len(data)) for cut in cuts})
+    return [data[start:end] for start, end in zip([0, *points], [*points, len(data)], strict=True)]
+
+
+def _streamed(compressor: Any, piece: bytes) -> bytes:
+    """One frame written as a stream is written: without its content size in the header."""
+    stream = compressor.compressobj()
+    return bytes(stream.compress(piece) + stream.flush())
+
+
+def compress_as(framing: str, data: bytes, cuts: list[int], payload: bytes = b"", variant: int = 0) -> bytes:
+    """``data`` compressed in ``framing`` (see `FRAMINGS`), cut into members or frames at ``cuts``; for
+    "only skippable", frames that hold no data at all (``data`` is then not in the stream)."""
+    import gzip
+
+    import zstandard
+
+    with_size = zstandard.ZstdCompressor()
+    frames = [with_size.compress(piece) for piece in _pieces(data, cuts)]
+    skip = skippable_frame(payload, variant)
+    if framing == "gzip":
+        return gzip.compress(data)
+    if framing == "gzip members":
+        return b"".join(gzip.compress(piece) for piece in _pieces(data, cuts))
+    if framing == "zstd":
+        return with_size.compress(data)
+    if framing == "zstd frames":
+        return b"".join(frames)
+    if framing == "zstd without content size":
+        without = zstandard.ZstdCompressor(write_content_size=False)
+        return b"".join(_streamed(without, piece) for piece in _pieces(data, cuts))
+    if framing == "skippable first":
+        return skip + b"".join(frames)
+    if framing == "skippable between":
+        return skip + skip.join(frames) + skip
+    if framing == "skippable last":
+        return b"".join(frames) + skip
+    return skip + skip
+
+
+@st.composite
+def compressed_streams(draw: st.DrawFn) -> tuple[str, bytes, bytes]:
+    """A framing, a stream of JSONL in it, and the bytes every reader must get from the stream."""
+    values = st.dictionaries(st.sampled_from(["a", "b", "kind"]), scalars(surrogates=False))
+    data = jsonl([as_line(value) for value in draw(st.lists(values, max_size=8))])
+    framing = draw(st.sampled_from(FRAMINGS))
+    cuts = draw(st.lists(st.integers(0, max(len(data), 1)), max_size=4))
+    # Now and then a skippable frame larger than one read of the reader, so that it spans several.
+    payload = draw(st.one_of(st.binary(max_size=32), st.just(b"\x00" * 40_000)))
+    compressed = compress_as(framing, data, cuts, payload, draw(st.integers(0, 15)))
+    return framing, compressed, b"" if framing == "only skippable" else data

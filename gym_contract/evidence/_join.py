@@ -64,23 +64,32 @@ class CallIndex:
 
     def __init__(self, keys: Sequence[tuple[str | None, Server, str | None]]) -> None:
         self.keys = keys
+        # Every combination of ids a reference may give is looked up at once: calls that share an id
+        # (a capture line written twice) are not filtered again for each reference that names them.
         self.by_id: dict[str, list[int]] = {}
+        self.by_id_and_server: dict[tuple[str, Server], list[int]] = {}
+        self.by_id_and_response: dict[tuple[str, str | None], list[int]] = {}
+        self.by_all: dict[tuple[str, Server, str | None], list[int]] = {}
         self.by_response: dict[tuple[Server, str], list[int]] = {}
         for index, (call_id, server, response_id) in enumerate(keys):
             if call_id:
                 self.by_id.setdefault(call_id, []).append(index)
+                self.by_id_and_server.setdefault((call_id, server), []).append(index)
+                self.by_id_and_response.setdefault((call_id, response_id), []).append(index)
+                self.by_all.setdefault((call_id, server, response_id), []).append(index)
             if server is not None and response_id:
                 self.by_response.setdefault((server, response_id), []).append(index)
 
     def matches(self, call_id: str | None, server: Server, response_id: str | None) -> list[int]:
         """The indexes of the calls a reference with these ids names."""
         if call_id:
-            candidates = self.by_id.get(call_id, [])
+            if server is not None and response_id:
+                return self.by_all.get((call_id, server, response_id), [])
             if server is not None:
-                candidates = [i for i in candidates if self.keys[i][1] == server]
+                return self.by_id_and_server.get((call_id, server), [])
             if response_id:
-                candidates = [i for i in candidates if self.keys[i][2] == response_id]
-            return candidates
+                return self.by_id_and_response.get((call_id, response_id), [])
+            return self.by_id.get(call_id, [])
         if server is None or not response_id:
             return []
         return self.by_response.get((server, response_id), [])

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gym_contract._parent_links import LinkForest
 from gym_contract._values import obj, text
 from gym_contract._vocabulary import CAPTURED_TOKEN_FIELDS, token_count
 from gym_contract.models import (
@@ -53,18 +54,6 @@ class Gaps(list[ObservationGap]):
 # ------------------------------------------------------------------------------------------ invocations
 
 
-def _closes_cycle(invocation_id: str, parent: str, known: Mapping[str, AgentInvocation]) -> bool:
-    """Whether following parent links up from ``parent`` comes back to ``invocation_id``."""
-    seen: set[str] = set()
-    current: str | None = parent
-    while current is not None and current in known and current not in seen:
-        if current == invocation_id:
-            return True
-        seen.add(current)
-        current = known[current].parent_invocation_id
-    return current == invocation_id
-
-
 def merge_invocations(
     producer: list[AgentInvocation], observed: list[AgentInvocation], gaps: Gaps
 ) -> list[AgentInvocation]:
@@ -75,11 +64,15 @@ def merge_invocations(
     """
     merged = list(producer)
     known = {invocation.invocation_id: invocation for invocation in producer}
+    links = LinkForest()
+    for invocation_id, invocation in known.items():
+        if invocation.parent_invocation_id is not None:
+            links.link(invocation_id, invocation.parent_invocation_id)
     for invocation in observed:
         if invocation.invocation_id in known:
             continue
         parent = invocation.parent_invocation_id
-        if parent is not None and _closes_cycle(invocation.invocation_id, parent, known):
+        if parent is not None and not links.link(invocation.invocation_id, parent):
             gaps.add(CYCLIC_PARENT, invocation.invocation_id, parent)
             invocation = invocation.model_copy(update={"parent_invocation_id": None, "spawned_by_tool_call_id": None})
         known[invocation.invocation_id] = invocation

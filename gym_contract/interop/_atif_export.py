@@ -69,6 +69,8 @@ class _Steps:
         self.exact: list[bool] = []
         self.step_of_call: dict[str, int] = {}
         self.placed_tools: set[str] = set()
+        # The first result of each call, so that a parent of thousands of subagents finds each one at once.
+        self.result_of_call: dict[str, dict[str, Any]] = {}
 
     def _open(self, source: str) -> int:
         self.steps.append({"source": source, "message": ""})
@@ -91,6 +93,8 @@ class _Steps:
 
     def _result(self, index: int, result: dict[str, Any]) -> None:
         self.steps[index].setdefault("observation", {"results": []})["results"].append(result)
+        if isinstance(call_id := result.get("source_call_id"), str):
+            self.result_of_call.setdefault(call_id, result)
 
     def add(self, item: dict[str, Any]) -> None:
         kind, role = item.get("type", "message"), item.get("role")
@@ -144,12 +148,11 @@ class _Steps:
             index = self._open("system")
             self._result(index, _with_extra({"subagent_trajectory_ref": [reference]}, {"spawned_by": call_id}))
             return
-        results = self.steps[index].setdefault("observation", {"results": []})["results"]
-        for result in results:
-            if result.get("source_call_id") == call_id:
-                result.setdefault("subagent_trajectory_ref", []).append(reference)
-                return
-        results.append({"source_call_id": call_id, "subagent_trajectory_ref": [reference]})
+        result = self.result_of_call.get(call_id) if call_id is not None else None
+        if result is not None:
+            result.setdefault("subagent_trajectory_ref", []).append(reference)
+            return
+        self._result(index, {"source_call_id": call_id, "subagent_trajectory_ref": [reference]})
 
     def finish(self) -> list[dict[str, Any]]:
         for number, (step, items, exact) in enumerate(zip(self.steps, self.items, self.exact, strict=True), start=1):
@@ -213,6 +216,29 @@ def _final_metrics(steps: list[dict[str, Any]], calls: list[ModelCall]) -> dict[
     return _with_extra(final, kept)
 
 
+class _Producers:
+    """The calls of one invocation by the ids of what they produced, each call claimed by one step only.
+
+    Looked up by id rather than by asking every call at every step: an invocation may make thousands
+    of calls, and a scan per step would cost their number squared.
+    """
+
+    def __init__(self, calls: list[ModelCall]) -> None:
+        self._ids_of = [call.output_ids() for call in calls]
+        self._unclaimed: dict[str, dict[int, None]] = {}  # an output id -> the calls not yet claimed that made it
+        for position, ids in enumerate(self._ids_of):
+            for key in ids:
+                self._unclaimed.setdefault(key, {})[position] = None
+
+    def claim(self, keys: set[str | None]) -> list[int]:
+        """The positions of the unclaimed calls that produced any of ``keys``, in call order; now claimed."""
+        produced = sorted({position for key in keys if key is not None for position in self._unclaimed.get(key, ())})
+        for position in produced:
+            for key in self._ids_of[position]:
+                del self._unclaimed[key][position]
+        return produced
+
+
 class _Writer:
     def __init__(self, evidence: Evidence, version: str) -> None:
         self.evidence = evidence
@@ -273,6 +299,7 @@ class _Writer:
         for child, _ in embedded:
             steps.spawn(text(child.get("spawned_by_tool_call_id")), child["invocation_id"])
         calls = self.calls_of.get(invocation_id, [])
+        producers = _Producers(calls)
         claimed: set[int] = set()
         for step_index, step in enumerate(steps.steps):
             if step["source"] != "agent":
@@ -280,7 +307,7 @@ class _Writer:
             keys = {
                 key for item in steps.items[step_index] for key in (text(item.get("id")), text(item.get("call_id")))
             }
-            produced = [n for n, call in enumerate(calls) if n not in claimed and keys & call.output_ids()]
+            produced = producers.claim(keys)
             claimed.update(produced)
             if produced:
                 _metrics(step, [calls[n] for n in produced])

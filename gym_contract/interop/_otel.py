@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from gym_contract._parent_links import caught_in_cycles
 from gym_contract._values import finite, text
 from gym_contract.interop._view import Evidence, ModelCall, evidence_of
 
@@ -184,7 +185,6 @@ def _rollout_trace(evidence: Evidence, key: str) -> list[dict[str, Any]]:
         {"gym_contract.rollout_id": evidence.rollout_id, "gym_contract.task_id": evidence.task_id,
          "gym_contract.source": evidence.source, "gen_ai.conversation.id": evidence.rollout_id},
     )  # fmt: skip
-    ids = {invocation["invocation_id"] for invocation in evidence.invocations}
     spans: dict[Any, dict[str, Any]] = {}
     children: dict[str, list[dict[str, Any]]] = {}
     for invocation in evidence.invocations:
@@ -205,12 +205,9 @@ def _rollout_trace(evidence: Evidence, key: str) -> list[dict[str, Any]]:
             f"invocation {invocation_id}", name, None, None, None, attributes, error=error
         )
     parent_of = {i["invocation_id"]: text(i.get("parent_invocation_id")) for i in evidence.invocations}
+    in_cycles = caught_in_cycles(parent_of)
     for invocation in evidence.invocations:  # parents once every span exists; a cycle hangs off the rollout
-        seen, parent = {invocation["invocation_id"]}, parent_of[invocation["invocation_id"]]
-        while parent in ids and parent not in seen:
-            seen.add(parent)
-            parent = parent_of[parent]
-        linked = parent_of[invocation["invocation_id"]] if parent not in seen else None
+        linked = parent_of[invocation["invocation_id"]] if invocation["invocation_id"] not in in_cycles else None
         holder = spans.get(linked, root) if linked is not None else root
         spans[invocation["invocation_id"]]["parentSpanId"] = holder["spanId"]
         children.setdefault(holder["spanId"], []).append(spans[invocation["invocation_id"]])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
@@ -259,9 +259,9 @@ def _longest_path(start: str, children: dict[str, list[str]], index_of: dict[str
 def _conversation(top: str, children: dict[str, list[str]], index_of: dict[str, int]) -> Conversation:
     main = _longest_path(top, children, index_of)
     branches: list[Branch] = []
-    pending = [main]
+    pending = deque([main])  # breadth first: a branch's own branches come after its siblings
     while pending:
-        path = pending.pop(0)
+        path = pending.popleft()
         on_path = set(path)
         for node in path:
             for child in sorted(children.get(node, []), key=index_of.__getitem__):

@@ -87,7 +87,7 @@ def with_room_for_nesting(work: Callable[[], T]) -> T:
             sys.setrecursionlimit(previous)
 
 
-def _parse_with_pairs_hook(data: bytes, hook: Callable[[list[tuple[str, Any]]], Any]) -> Any:
+def _parse_with_pairs_hook(data: bytes | str, hook: Callable[[list[tuple[str, Any]]], Any]) -> Any:
     """The stdlib's parse of text orjson accepted, with every number as exact as `loads` keeps it."""
     import json  # the stdlib's parser: only for text with numbers orjson does not keep exact
 
@@ -152,8 +152,16 @@ def loads(data: bytes | str) -> Any:
     """Parse JSON as orjson does (and raise its `JSONDecodeError`), except that every number stays
     exactly what the text says: orjson turns an integer beyond 64 bits into a float and refuses a
     number beyond a double's range. An integer Python can convert is an int, whatever its size; a
-    number Python cannot hold is kept as its text (`NumberText`)."""
-    raw = data.encode() if isinstance(data, str) else data
+    number Python cannot hold is kept as its text (`NumberText`). Text is held to orjson's rules
+    whichever parser reads it: a lone surrogate is refused even where a number sends the text to the
+    stdlib's parser."""
+    if isinstance(data, str):
+        try:
+            raw = data.encode()
+        except UnicodeEncodeError as error:  # a str holding a lone surrogate: not text either
+            raise orjson.JSONDecodeError("str is not valid UTF-8: surrogates not allowed", data, error.start) from None
+    else:
+        raw = data
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError as error:
@@ -167,11 +175,51 @@ def loads(data: bytes | str) -> Any:
 
 
 def _exact(raw: bytes, refusal: orjson.JSONDecodeError) -> Any:
-    """The text orjson refused for a number out of a double's range, read with that number kept as text."""
+    """The text orjson refused for a number out of a double's range, read with that number kept as text.
+
+    The text is held to orjson's rules for everything else: UTF-8 decoded strictly (the stdlib lets
+    encoded surrogates through) and no lone surrogate escape, so that whether a string is accepted
+    never depends on a number beside it.
+    """
     try:
-        return _parse_with_pairs_hook(raw, dict)
+        text = raw.decode("utf-8")
+        value = _parse_with_pairs_hook(text, dict)
     except (ValueError, RecursionError):
         raise refusal from None
+    lone = lone_surrogate(text)
+    if lone is not None:
+        raise orjson.JSONDecodeError(lone[0], text, lone[1])
+    return value
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_ESCAPE = re.compile(r"\\(?:u([0-9a-fA-F]{4})|.)", re.DOTALL)
+
+
+def lone_surrogate(text: str) -> tuple[str, int] | None:
+    """The first `\\uD800`–`\\uDFFF` escape of JSON ``text`` that is not half of a pair, in orjson's words,
+    with its offset; None when every surrogate escape is paired.
+
+    A lone surrogate is not a character: Python would hold it in a string, but no UTF-8 writer can
+    write it. orjson refuses it wherever it reads one; this says the same of text orjson did not read.
+    """
+    if _SURROGATE_ESCAPE.search(text) is None:
+        return None
+    high: tuple[int, int] | None = None  # an unpaired high surrogate escape: where it starts and ends
+    for escape in _ESCAPE.finditer(text):
+        unit = int(escape[1], 16) if escape[1] is not None else None
+        if high is not None:
+            if escape.start() != high[1] or unit is None:
+                return "no low surrogate in string", high[0]
+            if not 0xDC00 <= unit <= 0xDFFF:
+                return "invalid low surrogate in string", high[0]
+            high = None
+            continue
+        if unit is not None and 0xD800 <= unit <= 0xDBFF:
+            high = (escape.start(), escape.end())
+        elif unit is not None and 0xDC00 <= unit <= 0xDFFF:
+            return "invalid high surrogate in string", escape.start()
+    return None if high is None else ("no low surrogate in string", high[0])
 
 
 def _integer(text: str) -> int | NumberText:

@@ -14,6 +14,14 @@ STDIN_NAME = "<stdin>"
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+# A skippable frame's magic number is 0x184D2A50 to 0x184D2A5F, little-endian: the first byte varies.
+_SKIPPABLE_MAGIC_TAIL = b"\x2a\x4d\x18"
+
+
+def _starts_zstd(magic: bytes) -> bool:
+    """Whether a stream starts with a zstd frame, or with a skippable frame (`pzstd` writes one first)."""
+    skippable = len(magic) == 4 and 0x50 <= magic[0] <= 0x5F and magic[1:] == _SKIPPABLE_MAGIC_TAIL
+    return magic == _ZSTD_MAGIC or skippable
 
 
 class InputUnreadable(Exception):  # noqa: N818 - the name says what happened, and is public API
@@ -104,7 +112,8 @@ class _GzipMembers:
 
 
 class _ZstdFrames:
-    """One or more concatenated zstd frames; a stream that stops inside a frame becomes `DamagedStreamError`."""
+    """One or more concatenated zstd frames, skippable frames among them (their content is skipped), with
+    or without a content size; a stream that stops inside a frame becomes `DamagedStreamError`."""
 
     # zstandard's stream_reader ends silently on a truncated frame; a decompressobj per frame tells by its
     # `eof`. Its decompress() has no output limit, so input goes in small pieces: ~300 KiB of output each
@@ -225,7 +234,7 @@ class Source:
         if magic.startswith(_GZIP_MAGIC):
             self.compression: str | None = "gzip"
             self._decoded = _GzipMembers(self._raw)
-        elif magic == _ZSTD_MAGIC:
+        elif _starts_zstd(magic):
             self.compression = "zstd"
             self._decoded = _ZstdFrames(self._raw)
         else:

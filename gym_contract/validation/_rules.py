@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from gym_contract._json_pointer import pointer
+from gym_contract._parent_links import cycles as parent_cycles
 from gym_contract._values import count, indexed_objects, number, preview, text
 from gym_contract.diagnostics import Diagnostic
 
@@ -55,7 +56,8 @@ def invocation_rules(invocations: Sequence[tuple[Path, dict[str, Any]]], ctx: Co
                 f"invocation_id {invocation_id!r} is already used at {pointer(*prior[0])}",
                 pointer(*path, "invocation_id"),
             )
-    reported_cycles: set[frozenset[str]] = set()
+    cycles = parent_cycles({key: text(found[1].get("parent_invocation_id")) for key, found in by_id.items()})
+    reported_cycles: set[str] = set()  # each cycle by its first member
     calls_of_parent: dict[str, set[str]] = {}  # a parent's conversation is read once, whatever its children
     for invocation_id, (path, invocation) in by_id.items():
         parent = text(invocation.get("parent_invocation_id"))
@@ -68,9 +70,11 @@ def invocation_rules(invocations: Sequence[tuple[Path, dict[str, Any]]], ctx: Co
                 pointer(*path, "parent_invocation_id"),
             )
         else:
-            cycle = _cycle_from(invocation_id, by_id)
-            if cycle and frozenset(cycle) not in reported_cycles:
-                reported_cycles.add(frozenset(cycle))
+            on_cycle = cycles.get(invocation_id)
+            if on_cycle is not None and on_cycle[0][0] not in reported_cycles:
+                members, at = on_cycle
+                reported_cycles.add(members[0])
+                cycle = members[at:] + members[:at]  # told from the first of its members in record order
                 yield Diagnostic.of(
                     "invocation_parent_cycle",
                     "parent links form a cycle: " + " → ".join([*cycle, cycle[0]]),
@@ -87,18 +91,6 @@ def invocation_rules(invocations: Sequence[tuple[Path, dict[str, Any]]], ctx: Co
                     f"no function_call with call_id {spawned_by!r} in the conversation of parent {parent!r}",
                     pointer(*path, "spawned_by_tool_call_id"),
                 )
-
-
-def _cycle_from(start: str, by_id: dict[str, tuple[Path, dict[str, Any]]]) -> list[str]:
-    """The cycle reached from ``start`` by parent links, if ``start`` lies on it."""
-    seen: list[str] = []
-    current = text(start)
-    while current is not None and current in by_id:
-        if current in seen:
-            return seen[seen.index(current) :] if current == start else []
-        seen.append(current)
-        current = text(by_id[current][1].get("parent_invocation_id"))
-    return []
 
 
 def _function_call_ids(invocation: dict[str, Any]) -> set[str]:

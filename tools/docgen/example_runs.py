@@ -43,8 +43,11 @@ EXAMPLE_NOTES = {
     "rollout record, so that whatever passes can be projected and written by every command. Numbers have no "
     "limit: an integer is exact at any size, and a number Python cannot hold (more than 4,300 digits, or "
     "beyond a double's range) is kept as written inside an opaque payload, a `schema_violation` where the "
-    "contract wants a number. A value handed to `iter_diagnostics` in Python that no JSON text could be (a key "
-    "that is not a string, an integer too long to write) is reported here too.",
+    "contract wants a number. Text is strict: a string holding a lone UTF-16 surrogate (a `\\ud800`–`\\udfff` "
+    "escape without its other half) is not text, and the line is refused here, by every reader and whatever else "
+    "the line holds — a number beyond a double's range beside it changes nothing. A value handed to "
+    "`iter_diagnostics` in Python that no JSON text could be (a key that is not a string, an integer too long to "
+    "write) is reported here too.",
     "invocation_reference_missing": "Partial evidence is legal: a harness that sees only part of the invocation "
     "tree, and the reference's collector, write bundles and trajectories whose tool calls, compactions or turns "
     "name an invocation the record does not hold. A warning in bundles and trajectories alike.",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from gym_contract._parent_links import LinkForest
 from gym_contract._values import finite
 from gym_contract.models import ContextCompactionObservation, ObservationGap
 from gym_contract.producers.claude_code._files import gap
@@ -49,13 +50,11 @@ def _settle_links(mapped: Mapped, gaps: list[ObservationGap]) -> dict[str, tuple
     conflicting = {child for child, claimed in claims.items() if len(claimed) > 1}
     gaps += [gap("conflicting_subagent_parent", child) for child in claims if child in conflicting]
     accepted: dict[str, tuple[str, str, str]] = {}
+    links = LinkForest()  # the accepted links, so that a chain of any depth is not walked again per child
     for child, parent, call_id, status in mapped.links:
         if child == parent or child in conflicting or child in accepted:
             continue
-        ancestor: str | None = parent
-        while ancestor is not None and ancestor != child:
-            ancestor = accepted[ancestor][0] if ancestor in accepted else None
-        if ancestor == child:
+        if not links.link(child, parent):
             gaps.append(gap("cyclic_subagent_parent", child, parent))
             conflicting.add(child)  # one report per child
             continue
