@@ -48,7 +48,7 @@ def explain(matrix: CoverageMatrix, criterion: str, out: TextIO) -> None:
 
 def declared_capability(matrix: CoverageMatrix) -> dict[str, dict[str, str]]:
     """The verdicts each rated producer declares it can reach (`gym-contract observe --list`), by source."""
-    declared = {}
+    declared: dict[str, dict[str, str]] = {}
     for name in matrix.producers():
         registered = by_source(name)
         if registered is not None:
