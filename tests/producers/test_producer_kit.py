@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 from pathlib import Path
@@ -32,11 +33,14 @@ class Done:
 cli = Done
 
 
+def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
+
+
 def observe_commands() -> set[str]:
     """The harnesses `gym-contract observe` takes, read from its parser."""
-    commands = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
-    observe_parser = commands["observe"]
-    return set(observe_parser._subparsers._group_actions[0].choices)
+    return set(subcommands(subcommands(build_parser())["observe"]))
 
 
 def digest(bundle: Any) -> str:
