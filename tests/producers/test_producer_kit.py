@@ -125,3 +125,27 @@ def test_observe_without_a_harness_or_list_is_a_usage_error() -> None:
     assert done.returncode == 2
     assert "--list" in done.stderr
     assert done.stdout == ""
+
+
+def test_a_document_that_breaks_the_contract_is_printed_and_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+    from gym_contract.cli._observe import print_observed
+    from gym_contract.models import AgentObservationBundle
+
+    reversed_timing = {
+        "kind": "tool_call",
+        "invocation_id": "S",
+        "tool_call_id": "t",
+        "tool_name": "Read",
+        "started_at": 1784714410.0,
+        "completed_at": 1784714405.0,
+        "timing_source": "artifact",
+        "status": "completed",
+    }
+    bundle = AgentObservationBundle.model_validate({"source": "claude_code", "records": [reversed_timing]})
+
+    status = print_observed(Observed(bundle, None, RunSummary(tool_calls=1)))
+
+    out, err = capsys.readouterr()
+    assert status == 1
+    assert "ng_agent_observations/records/0/completed_at: tool_timing_reversed:" in err
+    assert json.loads(out)["run_summary"]["tool_calls"] == 1
