@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from gym_contract.cli._common import EXIT_FAILED, EXIT_OK, print_json, say, usage_error
-from gym_contract.producers import Observed, producers
+from gym_contract.producers import Observed, producer, producers
 from gym_contract.producers.claude_code import observe as observe_claude_code
 from gym_contract.validation import iter_diagnostics
 
@@ -47,6 +48,16 @@ def print_observed(observed: Observed) -> int:
         say(f"{key}{diagnostic.path}: {diagnostic.code}: {diagnostic.message}")
     print_json(document)
     return EXIT_INVALID if problems else EXIT_OK
+
+
+def _observe_registered(args: argparse.Namespace) -> int:
+    """`observe <harness> PATH` for a producer that takes only what every producer takes."""
+    if not os.path.lexists(args.path):
+        return usage_error(f"cannot read {args.path}: no such file or directory")
+    observed = producer(args.producer).observe(
+        args.path, model_ref=args.model_ref, exit_code=args.exit_code, timed_out=args.timed_out
+    )
+    return print_observed(observed)
 
 
 def _observe_claude_code(args: argparse.Namespace) -> int:

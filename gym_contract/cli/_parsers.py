@@ -170,6 +170,26 @@ def register_observe(commands: Any) -> None:
     atif.set_defaults(handler=_deferred("gym_contract.cli._observe", "_observe_atif"))
 
 
+def producer_command(
+    harnesses: Any, name: str, *, help: str, description: str, path: str, path_help: str
+) -> argparse.ArgumentParser:
+    """`gym-contract observe <name>` for a registered producer: its PATH, the model server and how the run ended.
+
+    The command calls ``gym_contract.producers.producer(name).observe`` and prints its document;
+    a producer that takes more adds its own arguments to the parser returned.
+    """
+    parser: argparse.ArgumentParser = harnesses.add_parser(
+        name,
+        help=help,
+        description=f"{description} Exit 1 when the document breaks the contract, 2 when PATH cannot be read.",
+    )
+    parser.add_argument("path", metavar=path, help=path_help)
+    parser.add_argument("--model-ref", metavar="NAME", help="model server that served the run (e.g. policy)")
+    _ending_arguments(parser)
+    parser.set_defaults(handler=_deferred("gym_contract.cli._observe", "_observe_registered"), producer=name)
+    return parser
+
+
 def register_export(commands: Any) -> None:
     """Add `export` and its formats to the subcommands of `gym-contract`."""
     export = commands.add_parser(

@@ -10,8 +10,19 @@ from typing import Any
 
 import pytest
 
+from gym_contract._vocabulary import CRITERIA
 from gym_contract.cli import build_parser
-from gym_contract.producers import COMMON_SUMMARY_FIELDS, Observed, RunSummary, by_source, producer, producers
+from gym_contract.producers import (
+    COMMON_SUMMARY_FIELDS,
+    ArtifactForm,
+    Observed,
+    Producer,
+    Rating,
+    RunSummary,
+    by_source,
+    producer,
+    producers,
+)
 from gym_contract.producers.claude_code import observe, read_run
 from tests.support import run_in_process
 
@@ -149,3 +160,51 @@ def test_a_document_that_breaks_the_contract_is_printed_and_exits_1(capsys: pyte
     assert status == 1
     assert "ng_agent_observations/records/0/completed_at: tool_timing_reversed:" in err
     assert json.loads(out)["run_summary"]["tool_calls"] == 1
+
+
+def fake_observe(path: Any, *, model_ref: str | None = None, exit_code: int | None = None, timed_out: bool = False):
+    """A producer that reads one JSON file and says what it was given."""
+    from gym_contract.models import AgentObservationBundle
+
+    read = json.loads(Path(path).read_text())
+    bundle = AgentObservationBundle.model_validate({"source": "fake", "records": [], "gaps": []})
+    given = {"model_ref": model_ref, "exit_code": exit_code, "timed_out": timed_out}
+    return Observed(bundle, None, RunSummary(tool_calls=read["tool_calls"], extra=given))
+
+
+FAKE = Producer(
+    name="fake-harness",
+    source="fake",
+    summary="a file that says how many tool calls ran",
+    forms=(ArtifactForm("count file", "a JSON object with tool_calls"),),
+    capability={criterion: Rating("X", "it observes nothing") for criterion in CRITERIA},
+    observe=fake_observe,
+)
+
+
+def test_a_producer_command_runs_the_registered_observe_with_what_every_producer_takes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import gym_contract.cli._observe as observe_cli
+    from gym_contract.cli._parsers import producer_command
+
+    # Registered for this test only: the command finds its producer by name.
+    monkeypatch.setattr(observe_cli, "producer", lambda name: FAKE if name == FAKE.name else producer(name))
+    parser = argparse.ArgumentParser()
+    producer_command(
+        parser.add_subparsers(dest="harness"), FAKE.name, help="h", description="d.", path="FILE", path_help="p"
+    )
+    counts = tmp_path / "counts.json"
+    counts.write_text('{"tool_calls": 3}')
+
+    args = parser.parse_args([FAKE.name, str(counts), "--model-ref", "policy", "--exit-code", "1", "--timed-out"])
+    assert args.handler(args) == 0
+    summary = json.loads(capsys.readouterr().out)["run_summary"]
+    assert summary["tool_calls"] == 3
+    assert (summary["model_ref"], summary["exit_code"], summary["timed_out"]) == ("policy", 1, True)
+
+    args = parser.parse_args([FAKE.name, str(tmp_path / "absent.json")])
+    assert args.handler(args) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "cannot read" in err
