@@ -307,3 +307,30 @@ def test_the_cli_says_in_one_line_when_an_input_cannot_be_read(arguments: tuple[
     done = cli("observe", "claude-code", *arguments)
 
     assert (done.returncode, done.stdout, done.stderr) == (2, "", message)
+
+
+def test_a_transcript_linked_from_outside_the_projects_folder_is_not_read(tmp_path: Path) -> None:
+    outside = tmp_path / "host"
+    outside.mkdir()
+    secret = '{"type":"user","sessionId":"S","uuid":"u","message":{"role":"user","content":"host secret"}}\n'
+    (outside / "S.jsonl").write_text(secret)
+    (outside / "agent-a1.meta.json").write_text('{"agentType": "host secret"}')
+    config = tmp_path / "config"
+    session(config)  # an empty session of the run's own
+    folder = config / "projects" / "p"
+    (folder / "linked.jsonl").symlink_to(outside / "S.jsonl")
+    (folder / "S" / "subagents").mkdir(parents=True)
+    (folder / "S" / "subagents" / "agent-a1.meta.json").symlink_to(outside / "agent-a1.meta.json")
+    # Inside the folder, a link is followed as before; a linked projects folder is the run's own.
+    (folder / "inside.jsonl").symlink_to(folder / "S.jsonl")
+    linked_config = tmp_path / "linked-config"
+    linked_config.mkdir()
+    (linked_config / "projects").symlink_to(config / "projects", target_is_directory=True)
+
+    for root in (config, linked_config):
+        bundle = observe(root, model_ref="policy").observations
+        assert "host secret" not in bundle.model_dump_json()
+        assert [(g.code, g.detail) for g in bundle.gaps if g.code == "transcript_unreadable"] == [
+            ("transcript_unreadable", "p/linked.jsonl"),
+            ("transcript_unreadable", "p/S/subagents/agent-a1.meta.json"),
+        ]

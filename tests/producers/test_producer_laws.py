@@ -44,7 +44,11 @@ HOSTILE_NAMES = (
     "..jsonl",
     "*.jsonl",
 )
-OUTSIDE_LINE = b'{"type":"assistant","sessionId":"OUTSIDE","message":{"role":"assistant","id":"outside"}}\n'
+MARKER = b"OUTSIDE-THE-INPUT"
+OUTSIDE_LINE = (
+    b'{"type":"assistant","sessionId":"OUTSIDE-THE-INPUT","uuid":"OUTSIDE-THE-INPUT",'
+    b'"message":{"role":"assistant","id":"OUTSIDE-THE-INPUT","content":"OUTSIDE-THE-INPUT"}}\n'
+)
 
 
 @cache
@@ -176,6 +180,10 @@ def test_no_artifact_makes_a_producer_raise_and_every_output_keeps_the_contract(
         first = observed_bytes(declared, path, options, process)
         again = observed_bytes(declared, path, options, process)
     assert breaches(declared, first, again) == []
+    # A file the caller names is read wherever it leads; one found inside the input never leaves it.
+    named = {seed.path, *seed.options.values()}
+    if not any(harm == "symlink_out" and name in named for harm, name, _ in harms):
+        assert MARKER not in first, "a file linked from outside the input was read"
 
 
 def breaches(declared: Producer, first: bytes, again: bytes) -> list[str]:
