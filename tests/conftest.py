@@ -1,10 +1,19 @@
-"""Shared test configuration: bounded Hypothesis profiles."""
+"""Shared test configuration: bounded Hypothesis profiles, and compiled bytecode shared by the test processes."""
 
 from __future__ import annotations
 
 import os
+import sys
 
 from hypothesis import HealthCheck, settings
+
+if sys.dont_write_bytecode:
+    # With PYTHONDONTWRITEBYTECODE set, every process of the suite — each worker, each of the hundreds
+    # of commands the tests start — compiles the package's modules, and rewrites the test modules'
+    # asserts, anew. The suite writes them once, as Python does by default, into __pycache__ folders
+    # that git ignores, and every later process reads them.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    sys.dont_write_bytecode = False
 
 # Every profile but `thorough` is bounded, so that the whole suite runs in minutes:
 # - `dev` (a plain `pytest`) draws 30 new examples per law on every run, so that repeated runs

@@ -44,6 +44,15 @@ def _remember_built_strategies() -> None:
 
 @cache
 def schema_instances(name: str) -> st.SearchStrategy[Any]:
-    """Values the bundled schema `name` is meant to accept (hypothesis-jsonschema does not know every keyword)."""
+    """Values the bundled schema `name` is meant to accept (hypothesis-jsonschema does not know every keyword).
+
+    Built on the first draw, not when a test module that names it in `@given` is imported: every
+    process that collects the suite imports those modules, and building a large schema's strategy
+    takes seconds that only the process running the test needs to spend.
+    """
+    return st.deferred(lambda: _built(name))
+
+
+def _built(name: str) -> st.SearchStrategy[Any]:
     _remember_built_strategies()
     return from_schema(inline(name))

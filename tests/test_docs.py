@@ -1,6 +1,6 @@
 """The docs site: generated pages current, every code anchored, every example run, every link resolving.
 
-Conventions in `docs/**/*.md` that these tests rely on:
+Conventions in `docs/**/*.md` and `README.md` that these tests rely on (tests/doc_blocks.py reads them):
 
 - `<!-- validate: NAME -->` before a ```json block: the block is valid against the bundled schema
   NAME (`gym-contract schema list`), or `NAME#/$defs/X` for a part of one.
@@ -19,9 +19,7 @@ Blocks inside `<!-- BEGIN GENERATED … -->` regions were produced by running th
 from __future__ import annotations
 
 import contextlib
-import functools
 import importlib.util
-import inspect
 import io
 import json
 import os
@@ -29,29 +27,45 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 from collections import Counter
-from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 from urllib.parse import unquote, urlsplit
+from xml.etree import ElementTree
 
 import pytest
+import yaml
+import zstandard
 from jsonschema import Draft202012Validator
 
 from gym_contract import schemas
 from gym_contract.diagnostics import CODES, docs_url
-from gym_contract.pytest_plugin import Contract
 from gym_contract.validation import ROLLOUT_ATTACHMENTS, iter_diagnostics
+from tests.doc_blocks import (
+    CI_GUIDE,
+    DOCS,
+    README,
+    REPO_VARIABLE,
+    REV_VARIABLE,
+    Block,
+    all_blocks,
+    blocks,
+    console_commands,
+    needs_ray,
+    page_name,
+    pinned_revision,
+    pre_commit_snippet,
+    python_blocks,
+    run_console_command,
+    run_python_block,
+    this_interpreter_first,
+)
 from tests.support import REPO
 
-DOCS = REPO / "docs"
 SITE_ROOT = "https://gym-contract.dev/"
-
-# Blocks not run yet, by (page, language), with the reason. Remove an entry once its page marks usage
-# synopses with `<!-- no-run: … -->` and its Python fragments are self-contained.
-NOT_RUN: dict[tuple[str, str], str] = {}
 
 
 def _load_render_docs() -> ModuleType:
@@ -64,77 +78,6 @@ def _load_render_docs() -> ModuleType:
 
 
 render_docs = _load_render_docs()
-
-
-# ----------------------------------------------------------------------------------- reading pages
-
-
-@dataclass(frozen=True)
-class Block:
-    page: str
-    line: int
-    language: str
-    text: str
-    annotations: dict[str, str]
-    generated: str | None
-    """Name of the generated region the block sits in, if any."""
-
-    def __str__(self) -> str:
-        return f"{self.page}:{self.line}"
-
-
-FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>```+|~~~+)\s*(?P<language>[\w+-]*)")
-ANNOTATION = re.compile(r"^\s*<!-- (?P<key>validate|check|exit|no-run): ?(?P<value>.*?) -->\s*$")
-SNIPPET = re.compile(r'^\s*--8<-- "(?P<path>[^"]+)"\s*$')
-BEGIN = re.compile(r"^<!-- BEGIN GENERATED (?P<name>\S+) ")
-END = re.compile(r"^<!-- END GENERATED ")
-
-
-def _include_snippets(text: str) -> str:
-    lines = []
-    for line in text.split("\n"):
-        match = SNIPPET.match(line)
-        lines.append((REPO / match.group("path")).read_text(encoding="utf-8").rstrip("\n") if match else line)
-    return "\n".join(lines)
-
-
-def blocks(page: Path) -> list[Block]:
-    """Every fenced block of a page, with the annotations on the lines right before it."""
-    found: list[Block] = []
-    lines = page.read_text(encoding="utf-8").split("\n")
-    generated: str | None = None
-    pending: dict[str, str] = {}
-    index = 0
-    while index < len(lines):
-        line = lines[index]
-        if begin := BEGIN.match(line):
-            generated = begin.group("name")
-        elif END.match(line):
-            generated = None
-        annotation = ANNOTATION.match(line)
-        if annotation:
-            pending[annotation.group("key")] = annotation.group("value")
-            index += 1
-            continue
-        fence = FENCE.match(line)
-        if fence:
-            indent, marker = fence.group("indent"), fence.group("fence")
-            body, index = [], index + 1
-            while index < len(lines) and not lines[index].strip().startswith(marker):
-                body.append(lines[index].removeprefix(indent))
-                index += 1
-            text = _include_snippets("\n".join(body))
-            page_name = page.relative_to(DOCS).as_posix()
-            found.append(Block(page_name, index, fence.group("language"), text, pending, generated))
-        if line.strip():
-            pending = {}
-        index += 1
-    return found
-
-
-@functools.cache
-def all_blocks() -> list[Block]:
-    return [block for page in sorted(DOCS.rglob("*.md")) for block in blocks(page)]
 
 
 # --------------------------------------------------------------------------- generated pages current
@@ -287,43 +230,19 @@ def test_schema_files_named_in_the_docs_exist():
 
 # ------------------------------------------------------------------------------ commands and code
 
-COMMAND = re.compile(r"^(?:\$ )?(gym-contract\b.*)$")
+
+def test_every_command_and_example_is_run_here_or_with_the_ray_tests():
+    needing_ray = [command for block, command in console_commands() if needs_ray(block)]
+    needing_ray += [str(block) for block in python_blocks() if needs_ray(block)]
+    assert needing_ray, "tests/distributed/test_ray_docs.py runs the docs' Ray examples: there should be some"
+    assert len(needing_ray) <= 4  # the rest run here, without a cluster
 
 
-def console_commands() -> list[tuple[Block, str]]:
-    found = []
-    for block in all_blocks():
-        if block.language not in ("bash", "console", "sh", "shell") or block.generated or "no-run" in block.annotations:
-            continue
-        if (block.page, block.language) in NOT_RUN:
-            continue
-        for line in block.text.split("\n"):
-            match = COMMAND.match(line.strip())
-            if match:
-                found.append((block, match.group(1).split("  #")[0].strip()))
-    return found
-
-
-def _environment() -> dict[str, str]:
-    """This interpreter's scripts first on PATH, so `gym-contract` is the one under test."""
-    environment = dict(os.environ)
-    environment["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), environment.get("PATH", "")])
-    return environment
-
-
-@pytest.mark.parametrize(("block", "command"), console_commands(), ids=lambda value: str(value)[:60])
+@pytest.mark.parametrize(
+    ("block", "command"), [(b, c) for b, c in console_commands() if not needs_ray(b)], ids=lambda value: str(value)[:60]
+)
 def test_console_command_runs_with_its_documented_exit_status(block: Block, command: str):
-    expected = int(block.annotations.get("exit", "0"))
-    runnable = f'"{sys.executable}" -m gym_contract' + command.removeprefix("gym-contract")
-    result = subprocess.run(
-        ["bash", "-o", "pipefail", "-c", runnable],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=False,
-        env=_environment(),
-    )
-    assert result.returncode == expected, f"{block}: {command}\n{result.stdout[-2000:]}{result.stderr[-2000:]}"
+    run_console_command(block, command)
 
 
 def test_commands_in_the_docs_are_run():
@@ -334,26 +253,222 @@ def test_commands_in_the_docs_are_run():
     assert len(skipped) <= 4, [str(block) for block in skipped]
 
 
-def python_blocks() -> list[Block]:
+@pytest.mark.parametrize("block", [block for block in python_blocks() if not needs_ray(block)], ids=str)
+def test_python_example_runs(block: Block, monkeypatch: pytest.MonkeyPatch):
+    run_python_block(block, monkeypatch)
+
+
+# ------------------------------------------------------------------------- the README's first command
+
+NUMBER_WORDS = dict(enumerate(["no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]))
+
+
+def test_the_readme_first_command_passes_and_the_readme_says_what_its_warnings_mean():
+    install, _, command = blocks(README)[0].text.split("\n")[0].partition(" && ")
+    assert install == "python -m pip install ."
+    result = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", command],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=this_interpreter_first(),
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "PASS (fail on error)" in result.stdout
+    reported = Counter(re.findall(r"^\s+! (error|warning|info) (\w+) at", result.stdout, re.MULTILINE))
+    assert {severity for severity, _ in reported} <= {"warning", "info"}
+    text = README.read_text(encoding="utf-8")
+    explained = text[text.index("The verdict is PASS") : text.index("\n## ")]
+    for _severity, code in reported:
+        assert f"`{code}`" in explained, f"the README does not say why the example reports {code}"
+    warnings = sum(count for (severity, _), count in reported.items() if severity == "warning")
+    assert f"{NUMBER_WORDS[warnings]} warning" in explained
+
+
+# ------------------------------------------------------------------------- the CI guide's snippets
+
+
+def _prose_and_blocks(page: Path) -> str:
+    """A page's text less its generated regions, which are the commands' own words."""
+    text = page.read_text(encoding="utf-8")
+    return re.sub(r"<!-- BEGIN GENERATED .*?<!-- END GENERATED [^>]*-->", "", text, flags=re.DOTALL)
+
+
+READER_PAGES = [*sorted(DOCS.rglob("*.md")), README]
+# `gym-contract` or `"gym-contract[extra]"` with no `@ URL` after it.
+INDEX_INSTALL = re.compile(r'pip install\s+(?:-\S+\s+)*"?gym-contract(?![\w\[\],]*"?\s*@)')
+
+
+def test_no_install_line_asks_a_package_index_for_gym_contract():
+    """gym-contract is installed from a checkout or from its repository: `pip install gym-contract` finds nothing."""
+    found = [
+        f"{page_name(page)}: {match.group(0)}"
+        for page in READER_PAGES
+        for match in INDEX_INSTALL.finditer(_prose_and_blocks(page))
+    ]
+    assert not found, found
+
+
+def test_nothing_is_announced_as_planned():
+    """The docs describe what the package does; a feature announced for later goes stale the day it lands."""
+    stale = re.compile(r"\b(?:is|are) planned\b|\bnot yet (?:available|implemented)\b|\bcoming soon|\buntil then")
+    found = [f"{page_name(p)}: {m.group(0)}" for p in READER_PAGES for m in stale.finditer(_prose_and_blocks(p))]
+    assert not found, found
+
+
+def yaml_blocks() -> list[Block]:
+    return [block for block in all_blocks() if block.language in ("yaml", "yml")]
+
+
+@pytest.mark.parametrize("block", yaml_blocks(), ids=str)
+def test_yaml_example_parses(block: Block):
+    assert isinstance(yaml.safe_load(block.text), dict), block
+
+
+def ci_shell_lines(config: dict[str, Any]) -> list[str]:
+    """The shell commands of a GitHub Actions workflow's `run:` steps, or of a GitLab CI job's `script:`."""
+    if "jobs" in config:
+        return [step["run"] for job in config["jobs"].values() for step in job["steps"] if "run" in step]
+    return [line for job in config.values() if isinstance(job, dict) for line in job.get("script", [])]
+
+
+def ci_configs() -> list[Block]:
+    return [block for block in yaml_blocks() if ci_shell_lines(yaml.safe_load(block.text))]
+
+
+def install_snippets() -> list[Block]:
+    """The CI guide's shell blocks that install gym-contract at the pinned revision (pre-commit's aside)."""
     return [
         block
-        for block in all_blocks()
-        if block.language == "python" and not block.generated and (block.page, "python") not in NOT_RUN
+        for block in blocks(CI_GUIDE)
+        if block.language == "bash" and f"${REPO_VARIABLE}" in block.text and block != pre_commit_snippet()
     ]
 
 
-@pytest.mark.parametrize("block", python_blocks(), ids=str)
-def test_python_example_runs(block: Block, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.chdir(REPO)
-    monkeypatch.setenv("PATH", _environment()["PATH"])
-    namespace: dict[str, Any] = {"__name__": f"docs_example_{block.line}"}
-    with contextlib.redirect_stdout(io.StringIO()):
-        exec(compile(block.text, str(block), "exec"), namespace)  # the docs' own example code
-        for name, value in list(namespace.items()):
-            if name.startswith("test_") and callable(value):
-                # The plugin's fixture, given as pytest gives it to a harness's tests.
-                wanted = inspect.signature(value).parameters
-                value(**({"contract": Contract()} if "contract" in wanted else {}))
+def test_the_ci_guide_pins_every_install_and_every_config_installs_that_way():
+    snippets = install_snippets()
+    assert len(snippets) == 2  # straight from the repository, and from a clone
+    written = {line.strip() for block in snippets for line in block.text.split("\n")}
+    for block in ci_configs():
+        config = yaml.safe_load(block.text)
+        installs = [line for line in ci_shell_lines(config) if "pip install" in line]
+        assert installs, f"{block}: the config does not install gym-contract"
+        assert set(installs) <= written, f"{block}: {installs} is not an install line the guide's tests run"
+        for job in config.get("jobs", {}).values():  # GitHub takes the variables from the repository's
+            assert job["env"] == {name: f"${{{{ vars.{name} }}}}" for name in (REPO_VARIABLE, REV_VARIABLE)}
+
+
+def _throwaway_environment(folder: Path) -> dict[str, str]:
+    """A fresh virtual environment, as a CI job has, that also sees this one's packages but gym-contract.
+
+    pip (this environment's) then finds the dependencies already there, and gym-contract nowhere, so
+    that it installs the snippet's gym-contract into the new environment whatever its version."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True)
+    seen = folder / "packages-but-gym-contract"
+    seen.mkdir()
+    for site in sorted({Path(sysconfig.get_paths()[key]) for key in ("purelib", "platlib")}):
+        for entry in site.iterdir():
+            if "gym_contract" not in entry.name.lower().replace("-", "_") and not (seen / entry.name).exists():
+                (seen / entry.name).symlink_to(entry)
+    paths = sysconfig.get_paths(vars={"base": str(folder), "platbase": str(folder)})
+    Path(paths["purelib"], "packages-but-gym-contract.pth").write_text(f"{seen}\n", encoding="utf-8")
+    environment = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTHONHOME")}
+    environment["PATH"] = os.pathsep.join([paths["scripts"], environment.get("PATH", "")])
+    environment["VIRTUAL_ENV"] = str(folder)
+    return environment
+
+
+@pytest.mark.parametrize("block", install_snippets(), ids=str)
+def test_an_install_snippet_installs_the_pinned_revision_and_its_command_runs(block: Block, tmp_path: Path):
+    revision = pinned_revision()
+    environment = {**_throwaway_environment(tmp_path / "venv"), **revision}
+    result = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block.text],  # the snippet as written
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=environment,
+    )
+    assert result.returncode == 0, f"{block}:\n{result.stdout[-3000:]}{result.stderr[-3000:]}"
+    where = subprocess.run(
+        ["python", "-c", "import gym_contract; print(gym_contract.__file__)"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+        env=environment,
+    )
+    assert Path(where.stdout.strip()).is_relative_to(tmp_path / "venv"), where.stdout
+    (installed,) = (tmp_path / "venv").rglob("gym_contract-*.dist-info")
+    origin = json.loads((installed / "direct_url.json").read_text(encoding="utf-8"))
+    if "vcs_info" in origin:
+        assert origin["vcs_info"]["commit_id"] == revision[REV_VARIABLE]
+    else:  # installed from a clone, checked out at the revision
+        clone = Path(urlsplit(origin["url"]).path)
+        assert clone.parent == tmp_path
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=clone, capture_output=True, text=True, check=True)
+        assert head.stdout.strip() == revision[REV_VARIABLE]
+    run = subprocess.run(
+        ["gym-contract", "validate", str(REPO / "examples" / "rollouts.jsonl")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=environment,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "PASS" in run.stdout
+
+
+def _rollouts_folder(work: Path, *, damaged: bool) -> None:
+    """What the configs read: rollouts as JSONL and zstd, sound ones and, if asked, a damaged one."""
+    folder = work / "rollouts"
+    folder.mkdir(exist_ok=True)
+    sources = [REPO / "examples" / "rollouts.jsonl"]
+    if damaged:
+        sources.append(REPO / "examples" / "damaged_rollouts.jsonl")
+    for source in sources:
+        data = source.read_bytes()
+        (folder / source.name).write_bytes(data)
+        (folder / f"{source.name}.zst").write_bytes(zstandard.ZstdCompressor().compress(data))
+
+
+@pytest.mark.parametrize("block", ci_configs(), ids=str)
+def test_a_ci_configs_commands_run_and_leave_their_reports(block: Block, tmp_path: Path):
+    commands = [line for line in ci_shell_lines(yaml.safe_load(block.text)) if line.startswith("gym-contract ")]
+    assert commands, block
+
+    def run_all() -> list[int]:
+        statuses = []
+        for command in commands:
+            result = subprocess.run(
+                ["bash", "-o", "pipefail", "-c", command],
+                cwd=tmp_path,
+                capture_output=True,
+                text=True,
+                check=False,
+                env=this_interpreter_first(),
+            )
+            assert result.returncode in (0, 1), f"{block}: {command}\n{result.stdout[-2000:]}{result.stderr[-2000:]}"
+            statuses.append(result.returncode)
+        return statuses
+
+    _rollouts_folder(tmp_path, damaged=False)
+    assert run_all() == [0] * len(commands)
+    reports = {path.name: path.read_bytes() for path in tmp_path.glob("contract*")}
+    assert reports, f"{block}: the commands write no report"
+    _rollouts_folder(tmp_path, damaged=True)
+    # A FAIL verdict fails a step that gates, and leaves a step that only writes a report green.
+    assert run_all() == [0 if "||" in command else 1 for command in commands]
+    for name in reports:
+        written = (tmp_path / name).read_bytes()
+        assert written != reports[name], f"{block}: {name} does not show the damaged file"
+        if name.endswith((".json", ".sarif")):
+            json.loads(written)
+        else:
+            ElementTree.fromstring(written)
 
 
 # ----------------------------------------------------------------------- other-language examples

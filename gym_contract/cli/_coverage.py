@@ -7,7 +7,7 @@ import sys
 from functools import partial
 from typing import Any, TextIO, cast
 
-from gym_contract.cli._common import EXIT_OK, print_json, say_damaged, usage_error
+from gym_contract.cli._common import EXIT_OK, nothing_checked, print_json, say_damaged, usage_error
 from gym_contract.cli._render import Progress, coverage_table, progress_bar, wants_colour
 from gym_contract.cli._tables import Table
 from gym_contract.cli._tables import render as render_table
@@ -87,6 +87,9 @@ def _coverage(args: argparse.Namespace) -> int:
     matrix, damaged, skipped = run.matrix, len(run.damaged), run.other_records
     # Only a producer's own source names it; an agent name says nothing of which producer observed it.
     declared = declared_capability(matrix) if by == "source" else {}
+    status = EXIT_OK
+    if not matrix.total:
+        status = nothing_checked("the inputs hold no rollout or trajectory record to rate", args.allow_empty)
     if args.format == "json":
         document: dict[str, Any] = {"by": by, **matrix.to_dict(), "damaged_lines": damaged, "other_records": skipped}
         document["declared"] = declared
@@ -94,7 +97,7 @@ def _coverage(args: argparse.Namespace) -> int:
         if args.explain:
             document["explain"] = {"criterion": args.explain, "why_not_v": dict(matrix.why_not_v(args.explain))}
         print_json(document)
-        return EXIT_OK
+        return status
     elif args.format == "markdown":
         print("\n".join(markdown_table(matrix)))
     else:
@@ -103,7 +106,7 @@ def _coverage(args: argparse.Namespace) -> int:
     if args.explain:
         print()
         explain(matrix, args.explain, sys.stdout)
-    return EXIT_OK
+    return status
 
 
 def _rate_here(paths: list[str], by: GroupBy) -> CoverageRun:

@@ -1,9 +1,9 @@
-"""The hooks of `.pre-commit-hooks.yaml`, installed by the real pre-commit into a repository that commits rollouts."""
+"""The hooks of `.pre-commit-hooks.yaml`, installed by the real pre-commit, as the Use in CI guide says, into a
+repository that commits rollouts."""
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
+from tests.doc_blocks import REV_VARIABLE, pinned_revision, pre_commit_snippet, this_interpreter_first
 from tests.support import REPO
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="pre-commit needs git")
@@ -23,14 +25,14 @@ def _git(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess
 
 @pytest.fixture(scope="module")
 def hooked(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    """A fresh repository whose pre-commit hooks are this checkout's, at its current commit."""
+    """A fresh repository set up by the Use in CI guide's pre-commit snippet, run as written, with the
+    guide's variables naming this checkout and its current commit."""
     pytest.importorskip("pre_commit", reason="pre-commit is in the dev extra")
-    head = _git("rev-parse", "HEAD", cwd=REPO)
-    if head.returncode != 0:
-        pytest.skip("the hooks are installed from a git checkout of gym-contract")
+    snippet = pre_commit_snippet()
     work = tmp_path_factory.mktemp("harness")
     env = {
-        **os.environ,
+        **this_interpreter_first(),
+        **pinned_revision(),
         "PRE_COMMIT_HOME": str(tmp_path_factory.mktemp("pre-commit-home")),
         "GIT_AUTHOR_NAME": "t",
         "GIT_AUTHOR_EMAIL": "t@example.com",
@@ -38,18 +40,20 @@ def hooked(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, st
         "GIT_COMMITTER_EMAIL": "t@example.com",
     }
     _git("init", "-q", cwd=work)
-    hooks = [{"id": "gym-contract-validate"}, {"id": "gym-contract-validate-bundle"}]
-    config = {"repos": [{"repo": str(REPO), "rev": head.stdout.strip(), "hooks": hooks}]}
-    (work / ".pre-commit-config.yaml").write_text(json.dumps(config, indent=2))  # JSON is YAML
     installed = subprocess.run(
-        [sys.executable, "-m", "pre_commit", "install", "--install-hooks"],
+        ["bash", "-euo", "pipefail", "-c", snippet.text],
         cwd=work,
         capture_output=True,
         text=True,
         check=False,
         env=env,
     )
-    assert installed.returncode == 0, installed.stdout + installed.stderr
+    assert installed.returncode == 0, f"{snippet}:\n{installed.stdout}{installed.stderr}"
+    config = yaml.safe_load((work / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
+    assert config["repos"][0]["rev"] == env[REV_VARIABLE]
+    assert [hook["id"] for hook in config["repos"][0]["hooks"]] == [
+        hook["id"] for hook in yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    ]
     _git("add", ".pre-commit-config.yaml", cwd=work)
     assert _git("commit", "-q", "-m", "hooks", cwd=work, env=env).returncode == 0
     return work, env
