@@ -8,6 +8,8 @@ to hostile paths, replaced by symlinks out of the input or into a loop.
 
 from __future__ import annotations
 
+import ast
+import importlib
 import json
 import os
 import shutil
@@ -214,6 +216,32 @@ def breaches(declared: Producer, first: bytes, again: bytes) -> list[str]:
         if not (summary.get(name) is None or summary[name] >= 0)
     ]
     return found
+
+
+def written_gap_codes(package: Path) -> set[str]:
+    """The gap codes a producer's source names where it makes a gap: `gap("code", …)`, `ObservationGap(code="code")`."""
+    codes = set()
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+            if not name.lower().endswith("gap"):
+                continue
+            given = [*node.args[:1], *(keyword.value for keyword in node.keywords if keyword.arg == "code")]
+            codes |= {arg.value for arg in given if isinstance(arg, ast.Constant) and isinstance(arg.value, str)}
+    return codes
+
+
+@pytest.mark.parametrize("name", sorted(PRODUCERS))
+def test_every_gap_code_a_producer_writes_is_registered_for_it(name: str) -> None:
+    # The property test sees the codes its damage reaches; this reads every one the source can make.
+    declared = PRODUCERS[name]
+    package = Path(importlib.import_module(declared.observe.__module__).__file__ or "").parent
+    written = written_gap_codes(package)
+
+    assert written, "a producer names the gaps it reports"
+    assert sorted(code for code in written if declared.source not in registry().get(code, set())) == []
 
 
 def test_the_laws_catch_an_output_that_breaks_them() -> None:
