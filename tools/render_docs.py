@@ -13,6 +13,7 @@ The name after `GENERATED` says what fills the block:
     schema-index          every bundled schema and named fragment, with its $id
     gap-codes             schemas/v1/gap_codes.json, one anchor per code
     criteria-gaps         the same registry, by the capability criteria (C1-C7) each gap weakens
+    producer-capability   the capability each registered producer declares (gym_contract.producers)
     errors                gym_contract.diagnostics.CODES, one anchor per code, each with its example
                           input from docs/examples/errors/ run through the command line
     cli                   the command's argparse parser (gym_contract.cli.build_parser())
@@ -59,6 +60,7 @@ from docgen.example_runs import (  # noqa: E402
     render_errors,
     run_cli,
 )
+from docgen.producer_reference import render_producer_capability  # noqa: E402
 from docgen.schema_reference import (  # noqa: E402
     render_criteria_gaps,
     render_gap_codes,
@@ -89,6 +91,7 @@ def renderer(name: str) -> Renderer:
         "schema-index": render_schema_index,
         "gap-codes": render_gap_codes,
         "criteria-gaps": render_criteria_gaps,
+        "producer-capability": render_producer_capability,
         "cli": render_cli,
         "models": render_models,
     }

@@ -13,6 +13,7 @@ from gym_contract.cli._tables import Table
 from gym_contract.cli._tables import render as render_table
 from gym_contract.coverage import CRITERIA, CoverageMatrix, GroupBy
 from gym_contract.coverage._rating import CoverageRun, rate_source
+from gym_contract.producers import by_source
 from gym_contract.reading import _records, _sources
 
 _HEADINGS = {"source": "producer", "agent": "agent"}
@@ -45,6 +46,30 @@ def explain(matrix: CoverageMatrix, criterion: str, out: TextIO) -> None:
         render_table(reasons, out, colour=wants_colour(out), indent=2)
 
 
+def declared_capability(matrix: CoverageMatrix) -> dict[str, dict[str, str]]:
+    """The verdicts each rated producer declares it can reach (`gym-contract observe --list`), by source."""
+    declared: dict[str, dict[str, str]] = {}
+    for name in matrix.producers():
+        registered = by_source(name)
+        if registered is not None:
+            declared[name] = {criterion: rating.verdict for criterion, rating in registered.capability.items()}
+    return declared
+
+
+def _print_shortfalls(matrix: CoverageMatrix, declared: dict[str, dict[str, str]]) -> None:
+    """Where the rollouts fall short of what their producer declares it can deliver, with how many did."""
+    shortfalls = matrix.shortfalls(declared)
+    if not shortfalls:
+        return
+    print("below the capability the producer declares (gym-contract observe --list):")
+    for name, criteria in shortfalls.items():
+        for criterion, rollouts in criteria.items():
+            print(
+                f"  {name} {criterion}: declared {declared[name][criterion]}, "
+                f"{rollouts:,} of {matrix.rollouts[name]:,} rollouts rated lower"
+            )
+
+
 def _coverage(args: argparse.Namespace) -> int:
     by = cast(GroupBy, args.by)
     if args.engine == "ray":
@@ -60,11 +85,15 @@ def _coverage(args: argparse.Namespace) -> int:
         except _sources.InputUnreadable as error:
             return usage_error(str(error))
     matrix, damaged, skipped = run.matrix, len(run.damaged), run.other_records
+    # Only a producer's own source names it; an agent name says nothing of which producer observed it.
+    declared = declared_capability(matrix) if by == "source" else {}
     status = EXIT_OK
     if not matrix.total:
         status = nothing_checked("the inputs hold no rollout or trajectory record to rate", args.allow_empty)
     if args.format == "json":
         document: dict[str, Any] = {"by": by, **matrix.to_dict(), "damaged_lines": damaged, "other_records": skipped}
+        document["declared"] = declared
+        document["below_declared"] = matrix.shortfalls(declared)
         if args.explain:
             document["explain"] = {"criterion": args.explain, "why_not_v": dict(matrix.why_not_v(args.explain))}
         print_json(document)
@@ -73,6 +102,7 @@ def _coverage(args: argparse.Namespace) -> int:
         print("\n".join(markdown_table(matrix)))
     else:
         _print_text(matrix, by, damaged, skipped)
+        _print_shortfalls(matrix, declared)
     if args.explain:
         print()
         explain(matrix, args.explain, sys.stdout)

@@ -48,8 +48,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "gym-contract project examples/rollout-7-0.jsonl --capture-dir examples/capture | gym-contract validate -",
     ),
     "observe": (
+        "gym-contract observe --list",
         "gym-contract observe claude-code examples/claude-code/spotter-v2.1.39 --model-ref policy",
-        "gym-contract export atif examples/rollout-7-0.jsonl -o atif && gym-contract observe atif atif/7-0.json",
     ),
     "observe atif": (
         "gym-contract export atif examples/rollout-7-0.jsonl -o atif && gym-contract observe atif atif/7-0.json",

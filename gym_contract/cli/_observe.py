@@ -1,39 +1,41 @@
-"""`gym-contract observe claude-code`: a run's config directory (and stream) to observations, outcome and summary."""
+"""`gym-contract observe`: a harness's artifacts (or an ATIF trajectory) to observations, outcome and summary."""
 
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
 from gym_contract.cli._artifacts import CLAUDE_CODE_STREAM, BadInputError, harness_lines
 from gym_contract.cli._common import EXIT_FAILED, EXIT_OK, print_json, say, usage_error
-from gym_contract.producers.claude_code import read_run
+from gym_contract.producers import Observed, producer, producers
+from gym_contract.producers.claude_code import observe as observe_claude_code
 from gym_contract.validation import iter_diagnostics
 
 EXIT_INVALID = EXIT_FAILED
 
 
-def _observe_claude_code(args: argparse.Namespace) -> int:
-    if not Path(args.config_dir).is_dir():
-        return usage_error(f"cannot read {args.config_dir}: not a directory")
-    stream: Any = None
-    if args.stream is not None:
-        try:
-            stream = harness_lines(args.stream, CLAUDE_CODE_STREAM)
-        except BadInputError as error:
-            return usage_error(str(error))
-    # The option types hold --exit-code and --duration-s to what read_run takes: it raises nothing here.
-    run = read_run(
-        args.config_dir,
-        stream,
-        args.model_ref,
-        exit_code=args.exit_code,
-        timed_out=args.timed_out,
-        measured_duration_s=args.duration_s,
-        sandboxed=False if args.no_sandbox else None,
-    )
-    document = run.document()
+def _observe_list(args: argparse.Namespace) -> int:
+    """`observe --list`: every harness, the artifact forms it reads and the capability it declares."""
+    if not args.list:
+        return usage_error("observe: name a harness (claude-code, atif …), or --list to see them all")
+    if args.format == "json":
+        print_json({"producers": [declared.describe() for declared in producers()]})
+        return EXIT_OK
+    for declared in producers():
+        rated = " ".join(f"{criterion} {rating.verdict}" for criterion, rating in declared.capability.items())
+        print(f"{declared.name}  (source {declared.source}; capability {rated})")
+        print(f"  {declared.summary}")
+        for form in declared.forms:
+            print(f"  - {form.name}: {form.description}")
+    print("atif  (not a harness: an ATIF trajectory document, read into the bundle alone)")
+    return EXIT_OK
+
+
+def print_observed(observed: Observed) -> int:
+    """Print a producer's document, each error-level diagnostic said on stderr; the exit status it deserves."""
+    document = observed.document()
     # The document is checked with the contract's own validator before anyone trusts it.
     problems = [
         (key, diagnostic)
@@ -46,6 +48,38 @@ def _observe_claude_code(args: argparse.Namespace) -> int:
         say(f"{key}{diagnostic.path}: {diagnostic.code}: {diagnostic.message}")
     print_json(document)
     return EXIT_INVALID if problems else EXIT_OK
+
+
+def _observe_registered(args: argparse.Namespace) -> int:
+    """`observe <harness> PATH` for a producer that takes only what every producer takes."""
+    if not os.path.lexists(args.path):
+        return usage_error(f"cannot read {args.path}: no such file or directory")
+    observed = producer(args.producer).observe(
+        args.path, model_ref=args.model_ref, exit_code=args.exit_code, timed_out=args.timed_out
+    )
+    return print_observed(observed)
+
+
+def _observe_claude_code(args: argparse.Namespace) -> int:
+    if not Path(args.config_dir).is_dir():
+        return usage_error(f"cannot read {args.config_dir}: not a directory")
+    stream: Any = None
+    if args.stream is not None:
+        try:
+            stream = harness_lines(args.stream, CLAUDE_CODE_STREAM)
+        except BadInputError as error:
+            return usage_error(str(error))
+    # The option types hold --exit-code and --duration-s to what observe takes: it raises nothing here.
+    observed = observe_claude_code(
+        args.config_dir,
+        model_ref=args.model_ref,
+        exit_code=args.exit_code,
+        timed_out=args.timed_out,
+        stream=stream,
+        measured_duration_s=args.duration_s,
+        sandboxed=False if args.no_sandbox else None,
+    )
+    return print_observed(observed)
 
 
 def _observe_atif(args: argparse.Namespace) -> int:

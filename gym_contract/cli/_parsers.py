@@ -132,10 +132,18 @@ def register_observe(commands: Any) -> None:
         "observe",
         help="turn a harness's own artifacts (or an ATIF trajectory) into ng_agent_observations",
         description="Read what a harness left behind and print it as contract data in one JSON document: for "
-        "claude-code the ng_agent_observations bundle, the ng_agent_outcome and the run summary; for atif the "
-        "bundle. Exit 1 when the document breaks the contract, 2 when an input cannot be read.",
+        "a harness the ng_agent_observations bundle, the ng_agent_outcome and the run summary; for atif the "
+        "bundle. --list names every harness and the artifact forms it reads. Exit 1 when the document breaks "
+        "the contract, 2 when an input cannot be read.",
     )
-    harnesses = observe.add_subparsers(dest="harness", metavar="HARNESS", required=True)
+    observe.add_argument(
+        "--list", action="store_true", help="name every harness, the artifact forms it reads and its capability"
+    )
+    observe.add_argument(
+        "--format", choices=("text", "json"), default="text", help="the --list as text (default) or as JSON"
+    )
+    observe.set_defaults(handler=_deferred("gym_contract.cli._observe", "_observe_list"))
+    harnesses = observe.add_subparsers(dest="harness", metavar="HARNESS")
     claude = harnesses.add_parser(
         "claude-code",
         help="a Claude Code run: its CLAUDE_CONFIG_DIR and optionally its stream-json output",
@@ -164,6 +172,26 @@ def register_observe(commands: Any) -> None:
     )
     atif.add_argument("trajectory", metavar="TRAJECTORY.json", help="the ATIF trajectory document; - for stdin")
     atif.set_defaults(handler=_deferred("gym_contract.cli._observe", "_observe_atif"))
+
+
+def producer_command(
+    harnesses: Any, name: str, *, help: str, description: str, path: str, path_help: str
+) -> argparse.ArgumentParser:
+    """`gym-contract observe <name>` for a registered producer: its PATH, the model server and how the run ended.
+
+    The command calls ``gym_contract.producers.producer(name).observe`` and prints its document;
+    a producer that takes more adds its own arguments to the parser returned.
+    """
+    parser: argparse.ArgumentParser = harnesses.add_parser(
+        name,
+        help=help,
+        description=f"{description} Exit 1 when the document breaks the contract, 2 when PATH cannot be read.",
+    )
+    parser.add_argument("path", metavar=path, help=path_help)
+    parser.add_argument("--model-ref", metavar="NAME", help="model server that served the run (e.g. policy)")
+    _ending_arguments(parser)
+    parser.set_defaults(handler=_deferred("gym_contract.cli._observe", "_observe_registered"), producer=name)
+    return parser
 
 
 def register_export(commands: Any) -> None:

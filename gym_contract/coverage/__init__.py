@@ -9,7 +9,7 @@ fields or gap codes that decided.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -152,6 +152,25 @@ class CoverageMatrix:
         if len(present) == 1:
             return present[0]
         return " ".join(f"{verdict} {_share(counts[verdict], rated)}" for verdict in present) or "-"
+
+    def below(self, criterion: str, verdict: str, producer: str) -> int:
+        """Rollouts of ``producer`` rated lower than ``verdict`` on ``criterion`` (X below O below V)."""
+        lower = VERDICTS[VERDICTS.index(verdict) + 1 :] if verdict in VERDICTS else ()
+        return sum(self.verdicts[(producer, criterion, rated)] for rated in lower)
+
+    def shortfalls(self, declared: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, int]]:
+        """Per producer with a declared capability, the criteria on which rollouts were rated below it, and how many.
+
+        ``declared`` maps a producer to the verdict it says it can reach on each criterion (the
+        producer registry's declaration); producers it does not name are not compared.
+        """
+        found: dict[str, dict[str, int]] = {}
+        for producer in self.producers():
+            ratings = declared.get(producer, {})
+            short = {c: n for c in CRITERIA if c in ratings and (n := self.below(c, ratings[c], producer))}
+            if short:
+                found[producer] = short
+        return found
 
     def why_not_v(self, criterion: str) -> list[tuple[str, int]]:
         """Reasons that kept rollouts from V on ``criterion``, most frequent first."""

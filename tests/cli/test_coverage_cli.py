@@ -31,7 +31,11 @@ def test_the_text_matrix_has_a_row_per_producer_and_one_over_all_rollouts() -> N
     assert lines[2] == lines[7] == rule
     assert [line.split()[0] for line in lines[3:7]] == ["claude_code", "hermes", "opencode", "pi"]
     assert lines[8].split()[:5] == ["all", "rollouts", "6", "V", "V"]
-    assert len(lines) == 9
+    # Then where a producer's rollouts fall short of the capability it declares.
+    assert lines[9:] == [
+        "below the capability the producer declares (gym-contract observe --list):",
+        "  claude_code C7: declared V, 1 of 1 rollouts rated lower",
+    ]
     assert all(line == line.rstrip() and "\x1b" not in line for line in lines)
 
 
@@ -104,7 +108,7 @@ def test_validate_shows_the_matrix_in_its_summary_and_its_json() -> None:
     assert "    all rollouts" in text
     document = json.loads(run("validate", EXAMPLES, "--format", "json").stdout)
     coverage_json = json.loads(run("coverage", EXAMPLES, "--format", "json").stdout)
-    for key in ("by", "damaged_lines", "other_records"):
+    for key in ("by", "damaged_lines", "other_records", "declared", "below_declared"):
         coverage_json.pop(key)
     assert document["coverage"] == coverage_json
 

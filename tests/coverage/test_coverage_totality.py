@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from gym_contract.coverage import CRITERIA, VERDICTS, coverage_matrix, rollout_coverage
 from gym_contract.diagnostics import Diagnostic
+from gym_contract.producers import by_source
 from gym_contract.reading._json_parsing import loads
 from gym_contract.reading._records import iter_records
 from tests.strategies import file_lines, hostile_records, jsonl
@@ -44,7 +45,20 @@ def expected_document(path: Path, by: str) -> dict[str, Any]:
     records = [entry for entry in entries if not isinstance(entry, Diagnostic)]
     matrix = coverage_matrix(records, by)  # type: ignore[arg-type]
     other = sum(1 for record in records if rollout_coverage(record) is None)
-    return {"by": by, **matrix.to_dict(), "damaged_lines": len(entries) - len(records), "other_records": other}
+    registered = {name: by_source(name) for name in matrix.producers()} if by == "source" else {}
+    declared = {
+        name: {criterion: rating.verdict for criterion, rating in producer.capability.items()}
+        for name, producer in registered.items()
+        if producer is not None
+    }
+    return {
+        "by": by,
+        **matrix.to_dict(),
+        "damaged_lines": len(entries) - len(records),
+        "other_records": other,
+        "declared": declared,
+        "below_declared": matrix.shortfalls(declared),
+    }
 
 
 @given(

@@ -63,7 +63,7 @@ def ref(response_id: str) -> dict[str, Any]:
 
 
 def produced(config: Path, **options: Any) -> dict[str, Any]:
-    bundle = observe(config, model_ref="policy", **options).model_dump(mode="json")
+    bundle = observe(config, model_ref="policy", **options).observations.model_dump(mode="json")
     assert list(iter_diagnostics(bundle, "bundle")) == []
     return bundle
 
@@ -419,7 +419,7 @@ def test_stream_compaction_attempts_that_failed_or_never_closed_become_bare_comp
 def test_without_a_model_server_no_reference_is_made_and_ownership_is_a_gap(tmp_path: Path) -> None:
     write(tmp_path, "S.jsonl", assistant("E1", "msg-1", [text("ok")], 1))
 
-    bundle = observe(tmp_path).model_dump(mode="json")
+    bundle = observe(tmp_path).observations.model_dump(mode="json")
 
     assert records(bundle, "agent_invocation")[0]["model_calls"] == []
     assert gaps(bundle) == [
@@ -432,7 +432,11 @@ def test_a_run_without_a_sandbox_says_so_only_when_the_host_tells(tmp_path: Path
     write(tmp_path, "S.jsonl", assistant("E1", "msg-1", [text("ok")], 1))
 
     def sandbox_gaps(**host: Any) -> list[tuple[Any, ...]]:
-        return [g for g in gaps(observe(tmp_path, None, "policy", **host).model_dump(mode="json")) if "sandbox" in g[0]]
+        return [
+            g
+            for g in gaps(observe(tmp_path, model_ref="policy", **host).observations.model_dump(mode="json"))
+            if "sandbox" in g[0]
+        ]
 
     assert sandbox_gaps() == []  # the transcripts cannot tell where the tools ran
     assert sandbox_gaps(sandboxed=True) == []  # the sandbox's own runner observes it

@@ -31,14 +31,14 @@ def session(config: Path, *lines: str | bytes, name: str = "S.jsonl") -> Path:
 
 
 def test_a_missing_config_directory_is_a_gap(tmp_path: Path) -> None:
-    assert gaps(observe(tmp_path / "absent", model_ref="policy")) == [
+    assert gaps(observe(tmp_path / "absent", model_ref="policy").observations) == [
         ("transcript_dir_missing", None, None),
         ("agent_transcript_unavailable", None, None),
     ]
 
 
 def test_a_config_directory_without_projects_is_a_gap_naming_projects(tmp_path: Path) -> None:
-    assert gaps(observe(tmp_path, model_ref="policy")) == [
+    assert gaps(observe(tmp_path, model_ref="policy").observations) == [
         ("transcript_dir_missing", None, "projects"),
         ("agent_transcript_unavailable", None, None),
     ]
@@ -48,7 +48,7 @@ def test_an_unreadable_transcript_is_a_gap_naming_the_file_and_the_others_are_st
     session(tmp_path, '{"type":"user","sessionId":"S","message":{"role":"user","content":"hi"}}')
     (tmp_path / "projects" / "p" / "T.jsonl").symlink_to(tmp_path / "gone.jsonl")  # listed, but cannot be opened
 
-    bundle = observe(tmp_path, model_ref="policy")
+    bundle = observe(tmp_path, model_ref="policy").observations
 
     assert gaps(bundle) == [("transcript_unreadable", None, "p/T.jsonl"), ("invocation_outcome_unavailable", "S", None)]
 
@@ -64,7 +64,7 @@ def test_broken_lines_non_objects_and_invalid_utf8_are_gaps_with_their_place_and
         '{"type":"user","message":{"role":"user","content":"no session id: skipped"}}',
     )
 
-    bundle = observe(tmp_path, model_ref="policy")
+    bundle = observe(tmp_path, model_ref="policy").observations
 
     assert gaps(bundle) == [
         ("malformed_transcript_line", None, "p/S.jsonl:2"),
@@ -103,7 +103,7 @@ def test_blocks_of_unknown_types_and_shapes_are_gaps(tmp_path: Path) -> None:
     }
     session(tmp_path, json.dumps(event), json.dumps(reply))
 
-    assert gaps(observe(tmp_path, model_ref="policy")) == [
+    assert gaps(observe(tmp_path, model_ref="policy").observations) == [
         ("invalid_assistant_content", "S", None),
         ("unsupported_assistant_content_block", "S", "server_tool_use"),
         ("tool_call_id_missing", "S", None),
@@ -176,7 +176,8 @@ def test_outcome_and_run_summary_read_a_stream_file(tmp_path: Path) -> None:
     stream.write_text(
         '{"type":"system","subtype":"init","session_id":"S","tools":["Read"],"claude_code_version":"2.1.39"}\n'
         "not json\n"
-        '{"type":"result","subtype":"error_max_turns","is_error":true,"duration_ms":2500,"num_turns":3,"session_id":"S"}\n'
+        '{"type":"result","subtype":"error_max_turns","is_error":true,"duration_ms":2500,"num_turns":3,"session_id":"S",'
+        '"usage":{"input_tokens":10,"cache_read_input_tokens":200,"cache_creation_input_tokens":30,"output_tokens":40}}\n'
     )
     call = {"type": "tool_use", "id": "t", "name": "Nope", "input": {}}
     refusal = {"type": "tool_result", "tool_use_id": "t", "content": "No such tool", "is_error": True}
@@ -213,9 +214,15 @@ def test_outcome_and_run_summary_read_a_stream_file(tmp_path: Path) -> None:
         "tool_calls": 1,
         "tool_errors": 1,
         "unknown_tool_calls": 1,
+        "compactions": 0,
+        # The result's usage totals: cache reads and writes are prompt tokens too.
+        "input_tokens": 240,
+        "output_tokens": 40,
+        "cached_tokens": 200,
+        "reasoning_tokens": None,
         "internal_agents": {},
     }
-    root = observe(tmp_path, stream, "policy").model_dump(mode="json")["records"][0]
+    root = observe(tmp_path, stream=stream, model_ref="policy").observations.model_dump(mode="json")["records"][0]
     assert (root["status"], root["error_type"], root["duration_ms"]) == ("incomplete", "error_max_turns", 2500.0)
 
 
@@ -260,6 +267,11 @@ def test_the_cli_prints_one_valid_document_whose_summary_matches_the_transcript(
         "tool_calls": 254,
         "tool_errors": 12,
         "unknown_tool_calls": None,
+        "compactions": 1,
+        "input_tokens": None,
+        "output_tokens": None,
+        "cached_tokens": None,
+        "reasoning_tokens": None,
         "internal_agents": {"acompact-946d2b": "compaction_summariser"},
     }
 
@@ -295,3 +307,30 @@ def test_the_cli_says_in_one_line_when_an_input_cannot_be_read(arguments: tuple[
     done = cli("observe", "claude-code", *arguments)
 
     assert (done.returncode, done.stdout, done.stderr) == (2, "", message)
+
+
+def test_a_transcript_linked_from_outside_the_projects_folder_is_not_read(tmp_path: Path) -> None:
+    outside = tmp_path / "host"
+    outside.mkdir()
+    secret = '{"type":"user","sessionId":"S","uuid":"u","message":{"role":"user","content":"host secret"}}\n'
+    (outside / "S.jsonl").write_text(secret)
+    (outside / "agent-a1.meta.json").write_text('{"agentType": "host secret"}')
+    config = tmp_path / "config"
+    session(config)  # an empty session of the run's own
+    folder = config / "projects" / "p"
+    (folder / "linked.jsonl").symlink_to(outside / "S.jsonl")
+    (folder / "S" / "subagents").mkdir(parents=True)
+    (folder / "S" / "subagents" / "agent-a1.meta.json").symlink_to(outside / "agent-a1.meta.json")
+    # Inside the folder, a link is followed as before; a linked projects folder is the run's own.
+    (folder / "inside.jsonl").symlink_to(folder / "S.jsonl")
+    linked_config = tmp_path / "linked-config"
+    linked_config.mkdir()
+    (linked_config / "projects").symlink_to(config / "projects", target_is_directory=True)
+
+    for root in (config, linked_config):
+        bundle = observe(root, model_ref="policy").observations
+        assert "host secret" not in bundle.model_dump_json()
+        assert [(g.code, g.detail) for g in bundle.gaps if g.code == "transcript_unreadable"] == [
+            ("transcript_unreadable", "p/linked.jsonl"),
+            ("transcript_unreadable", "p/S/subagents/agent-a1.meta.json"),
+        ]

@@ -67,7 +67,7 @@ def test_any_transcripts_and_stream_give_a_valid_bundle_outcome_and_summary(
     with tempfile.TemporaryDirectory() as folder:
         config = config_dir(Path(folder), main, subagent, sidecar)
         run = read_run(config, stream, "policy", exit_code=1)
-        assert observe(config, stream, "policy", exit_code=1) == run.observations
+        assert observe(config, stream=stream, model_ref="policy", exit_code=1) == run
         assert run_summary(config, stream, exit_code=1) == run.summary
     document = run.document()
     assert errors(document["ng_agent_observations"], "bundle") == []

@@ -4,73 +4,56 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any, Final
 
-from gym_contract._values import finite, preview, text
+from gym_contract._values import count, finite, obj, preview, text
 from gym_contract.models import AgentObservationBundle, AgentOutcome
 from gym_contract.outcome._base import check_process_facts
 from gym_contract.outcome._claude_code import classify_claude_code
+from gym_contract.producers._kit import COMMON_SUMMARY_FIELDS, ArtifactForm, Observed, Producer, Rating, RunSummary
 from gym_contract.producers.claude_code._bundle import RootFacts, assemble, roots
 from gym_contract.producers.claude_code._files import MAX_LINE_BYTES, gap, read_transcripts, stream_events
 from gym_contract.producers.claude_code._mapping import Mapped, map_events
 
-__all__ = ["SUMMARY_FIELDS", "ClaudeCodeRun", "observe", "outcome", "read_run", "run_summary"]
+__all__ = ["PRODUCER", "SUMMARY_FIELDS", "ClaudeCodeRun", "observe", "outcome", "read_run", "run_summary"]
 
 SOURCE: Final = "claude_code"
-SUMMARY_FIELDS: Final = (
+_OWN_SUMMARY_FIELDS: Final = (
     "result_success",
     "result_error",
     "result_missing",
     "context_overflow",
-    "duration_s",
-    "main_turns",
-    "subagent_turns",
-    "subagent_calls",
-    "tool_calls",
-    "tool_errors",
     "unknown_tool_calls",
 )
-"""The run summary's numbers (PRODUCERS R), in order; `internal_agents` follows them."""
+SUMMARY_FIELDS: Final = COMMON_SUMMARY_FIELDS + _OWN_SUMMARY_FIELDS
+"""The run summary's numbers in document order: every producer's, then Claude Code's own; `internal_agents` follows."""
 
 Stream = str | os.PathLike[str] | Iterable[Any] | None
 
 
-@dataclass(frozen=True)
-class ClaudeCodeRun:
-    """Everything one Claude Code run says: its observations, how it ended, and the run summary."""
-
-    observations: AgentObservationBundle
-    outcome: AgentOutcome | None  # None without a stream: how the run ended is not in the transcripts
-    summary: dict[str, Any]
-
-    def document(self) -> dict[str, Any]:
-        """The `gym-contract observe claude-code` output: one JSON-ready object."""
-        # Python mode: a signal may hold a number no double holds (NumberText), which the JSON writer keeps.
-        return {
-            "ng_agent_observations": self.observations.model_dump(mode="python"),
-            "ng_agent_outcome": self.outcome.model_dump(mode="python") if self.outcome is not None else None,
-            "run_summary": self.summary,
-        }
+ClaudeCodeRun = Observed
+"""What `read_run` returns: the `Observed` every producer returns (the name is kept for existing callers)."""
 
 
-def read_run(
+def observe(
     config_dir: str | os.PathLike[str],
-    stream: Stream = None,
-    model_ref: str | None = None,
     *,
+    model_ref: str | None = None,
     exit_code: int | None = None,
     timed_out: bool = False,
+    stream: Stream = None,
     measured_duration_s: float | None = None,
     sandboxed: bool | None = None,
     max_line_bytes: int = MAX_LINE_BYTES,
-) -> ClaudeCodeRun:
+) -> Observed:
     """Read a run's `CLAUDE_CONFIG_DIR` and optionally its `claude -p --output-format stream-json --verbose` stdout.
 
     ``model_ref`` names the model server that served the run (`ModelServerRef.name`); without it no
-    model-call references are made. ``exit_code``, ``timed_out`` and ``measured_duration_s`` are what
-    the host saw of the process; ``sandboxed=False`` says the agent ran on the host without a sandbox
-    (gap `no_sandbox_runtime`), which no transcript can tell. Unreadable or malformed input becomes
+    model-call references are made. ``stream`` is the stdout: a path, raw lines or parsed events;
+    without it there is no outcome, since the transcripts do not say how the run ended.
+    ``exit_code``, ``timed_out`` and ``measured_duration_s`` are what the host saw of the process;
+    ``sandboxed=False`` says the agent ran on the host without a sandbox (gap
+    `no_sandbox_runtime`), which no transcript can tell. Unreadable or malformed input becomes
     gaps, never an exception. Raises ValueError only for a ``measured_duration_s`` that is not a
     number of seconds of at least 0 whose milliseconds a double holds, and TypeError or ValueError
     for an ``exit_code`` that is not an integer within 64 bits.
@@ -95,20 +78,38 @@ def read_run(
         gaps.append(gap("no_sandbox_runtime"))
     bundle = AgentObservationBundle.model_validate({"source": SOURCE, "records": assembled.records, "gaps": gaps})
     ended = classify_claude_code(lines, exit_code=exit_code, timed_out=timed_out) if lines is not None else None
-    summary = _summary(mapped, assembled.parents, events, ended, measured_duration_s)
-    return ClaudeCodeRun(bundle, ended, summary)
+    compactions = sum(1 for record in bundle.records if record.kind == "context_compaction")
+    summary = _summary(mapped, events, ended, measured_duration_s, compactions)
+    return Observed(bundle, ended, summary)
 
 
-def observe(
-    config_dir: str | os.PathLike[str], stream: Stream = None, model_ref: str | None = None, **process: Any
-) -> AgentObservationBundle:
-    """The `ng_agent_observations` bundle of one run (`source: "claude_code"`); see `read_run`."""
-    return read_run(config_dir, stream, model_ref, **process).observations
+def read_run(
+    config_dir: str | os.PathLike[str],
+    stream: Stream = None,
+    model_ref: str | None = None,
+    *,
+    exit_code: int | None = None,
+    timed_out: bool = False,
+    measured_duration_s: float | None = None,
+    sandboxed: bool | None = None,
+    max_line_bytes: int = MAX_LINE_BYTES,
+) -> Observed:
+    """`observe` with the stream and the model server also taken by position, as this producer first took them."""
+    return observe(
+        config_dir,
+        model_ref=model_ref,
+        exit_code=exit_code,
+        timed_out=timed_out,
+        stream=stream,
+        measured_duration_s=measured_duration_s,
+        sandboxed=sandboxed,
+        max_line_bytes=max_line_bytes,
+    )
 
 
 def run_summary(config_dir: str | os.PathLike[str], stream: Stream = None, **process: Any) -> dict[str, Any]:
-    """The run's plain numbers (PRODUCERS R); a number the evidence cannot give is None."""
-    return read_run(config_dir, stream, **process).summary
+    """The run's plain numbers (PRODUCERS R) as the document writes them; a number the evidence cannot give is None."""
+    return observe(config_dir, stream=stream, **process).summary.as_dict()
 
 
 def outcome(stream: Stream = None, exit_code: int | None = None, timed_out: bool = False) -> AgentOutcome:
@@ -192,46 +193,67 @@ def _root_status(result: dict[str, Any] | None, exit_code: int | None, timed_out
 
 def _summary(
     mapped: Mapped,
-    parents: dict[str, tuple[str, str, str]],
     events: list[dict[str, Any]] | None,
     ended: AgentOutcome | None,
     measured_duration_s: float | None,
-) -> dict[str, Any]:
+    compactions: int,
+) -> RunSummary:
     main = set(roots(mapped))
     main_turns = sum(len(i.response_ids) for i in mapped.invocations.values() if i.invocation_id in main)
     subagent_turns = sum(len(i.response_ids) for i in mapped.invocations.values() if i.invocation_id not in main)
     started = [key for key, ends in mapped.tools.items() if ends.starts]
     failed = [key for key, ends in mapped.tools.items() if any(status == "failed" for _, status in ends.finishes)]
     spawned = {(parent, call_id) for _, parent, call_id, _ in mapped.links}
-    summary: dict[str, Any] = {
+    extra: dict[str, Any] = {
         "result_success": None,
         "result_error": None,
         "result_missing": None,
         "context_overflow": None,
-        "duration_s": measured_duration_s,
-        "main_turns": main_turns,
-        "subagent_turns": subagent_turns,
-        "subagent_calls": len(spawned),
-        "tool_calls": len(started),
-        "tool_errors": len(failed),
         "unknown_tool_calls": None,
     }
+    duration_s = measured_duration_s
+    tokens: dict[str, int | None] = {}
     if events is not None:
         result = _last_result(events)
         subtype = result.get("subtype") if result is not None else None
         is_error = result is not None and (
             result.get("is_error") is True or (isinstance(subtype, str) and subtype.startswith("error_"))
         )
-        summary["result_success"] = result is not None and subtype == "success" and not is_error
-        summary["result_error"] = is_error
-        summary["result_missing"] = result is None
-        summary["context_overflow"] = ended is not None and ended.failure_kind == "model_context_limit"
+        extra["result_success"] = result is not None and subtype == "success" and not is_error
+        extra["result_error"] = is_error
+        extra["result_missing"] = result is None
+        extra["context_overflow"] = ended is not None and ended.failure_kind == "model_context_limit"
         duration = _duration_ms(result)
         if duration is not None:
-            summary["duration_s"] = duration / 1000
-        summary["unknown_tool_calls"] = _unknown_tool_calls(mapped, events)
-    summary["internal_agents"] = dict(sorted(mapped.internal_agents.items()))
-    return summary
+            duration_s = duration / 1000
+        extra["unknown_tool_calls"] = _unknown_tool_calls(mapped, events)
+        tokens = _result_tokens(result)
+    extra["internal_agents"] = dict(sorted(mapped.internal_agents.items()))
+    return RunSummary(
+        tool_calls=len(started),
+        tool_errors=len(failed),
+        main_turns=main_turns,
+        subagent_turns=subagent_turns,
+        subagent_calls=len(spawned),
+        compactions=compactions,
+        duration_s=duration_s,
+        extra=extra,
+        **tokens,
+    )
+
+
+def _result_tokens(result: dict[str, Any] | None) -> dict[str, int | None]:
+    """The session's token totals from the final result's `usage`; transcript lines repeat usage, so never those."""
+    usage = obj(result.get("usage")) if result is not None else None
+    if usage is None:
+        return {}
+    fresh, read, written = (count(usage.get(key)) for key in _PROMPT_TOKENS)
+    # Anthropic counts cache reads and writes apart from input_tokens; the summary's input counts them all.
+    prompt = fresh + read + written if fresh is not None and read is not None and written is not None else None
+    return {"input_tokens": prompt, "output_tokens": count(usage.get("output_tokens")), "cached_tokens": read}
+
+
+_PROMPT_TOKENS = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 
 
 def _unknown_tool_calls(mapped: Mapped, events: list[dict[str, Any]]) -> int | None:
@@ -246,3 +268,39 @@ def _unknown_tool_calls(mapped: Mapped, events: list[dict[str, Any]]) -> int | N
         for ends in mapped.tools.values()
         if ends.starts and ends.name not in offered and any(status == "failed" for _, status in ends.finishes)
     )
+
+
+PRODUCER: Final = Producer(
+    name="claude-code",
+    source=SOURCE,
+    summary="a Claude Code run: its CLAUDE_CONFIG_DIR, and optionally its stream-json stdout (--stream)",
+    forms=(
+        ArtifactForm(
+            "config directory",
+            "CLAUDE_CONFIG_DIR with the session transcripts under projects/ (subagents and tool-result sidecars too)",
+        ),
+        ArtifactForm(
+            "stream-json stdout",
+            "`claude -p --output-format stream-json --verbose` output, given with --stream: how the run ended",
+        ),
+    ),
+    capability={
+        "C1": Rating(
+            "V",
+            "every model response becomes a (model_ref, response_id) reference the join resolves to "
+            "the captured call; a compaction's summary call is hidden from the transcripts (O then)",
+        ),
+        "C2": Rating("V", "token counts come from the captured calls the references resolve to"),
+        "C3": Rating("X", "no turns: a harness does not know the task's turns, question, answer or resolution"),
+        "C4": Rating(
+            "V", "the conversation of the session and of every subagent, with compactions, from the transcripts"
+        ),
+        "C5": Rating("V", "tool_use and tool_result pairs give each call's output, status, start, end and duration"),
+        "C6": Rating("V", "each call is timed by its own tool_use and tool_result lines, parallel calls included"),
+        "C7": Rating(
+            "V", "invocations and the subagent hierarchy from the transcripts; how each ended needs the stream"
+        ),
+    },
+    observe=observe,
+    docs="guides/claude-code.md",
+)

@@ -76,8 +76,12 @@ def read_transcripts(config_dir: str | os.PathLike[str], max_line_bytes: int = M
     except OSError:
         read.gaps.append(gap("transcript_dir_unreadable"))
         return read
+    inside = _resolved(projects)
     for path in files:
         name = path.relative_to(projects).as_posix()
+        if not _within(path, inside):
+            read.gaps.append(gap("transcript_unreadable", detail=name))
+            continue
         try:
             with path.open("rb") as handle:
                 for number, raw in _lines(handle, max_line_bytes):
@@ -98,6 +102,9 @@ def _sidecar_files(root: Path) -> Iterator[Path]:
 
 def _take_sidecar(read: TranscriptRead, projects: Path, path: Path) -> None:
     name = path.relative_to(projects).as_posix()
+    if not _within(path, _resolved(projects)):
+        read.gaps.append(gap("transcript_unreadable", detail=name))
+        return
     try:
         sidecar = loads(path.read_bytes()[: MAX_LINE_BYTES + 1])
     except OSError:
@@ -110,6 +117,23 @@ def _take_sidecar(read: TranscriptRead, projects: Path, path: Path) -> None:
         read.gaps.append(gap("invalid_transcript_record", detail=f"{name}:1"))
         return
     read.sidecars[path.name.removeprefix("agent-").removesuffix(".meta.json")] = sidecar
+
+
+def _resolved(folder: Path) -> Path | None:
+    try:
+        return folder.resolve()
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop, before Python 3.13
+        return None
+
+
+def _within(path: Path, folder: Path | None) -> bool:
+    """Whether ``path``, its links followed, stays in ``folder``: a transcript linked from elsewhere is not read.
+
+    The run's files may be written by the agent itself; a link to a file of the host would otherwise
+    carry that file into the observations.
+    """
+    resolved = _resolved(path)
+    return folder is not None and resolved is not None and resolved.is_relative_to(folder)
 
 
 def _jsonl_files(root: Path) -> Iterator[Path]:

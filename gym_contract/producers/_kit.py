@@ -1,0 +1,165 @@
+"""The shape every producer shares: what it returns (`Observed`, `RunSummary`) and what it declares (`Producer`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal
+
+from gym_contract._vocabulary import CRITERIA
+
+if TYPE_CHECKING:
+    from gym_contract.models import AgentObservationBundle, AgentOutcome
+
+__all__ = ["COMMON_SUMMARY_FIELDS", "ArtifactForm", "Observed", "Producer", "Rating", "RunSummary"]
+
+Verdict = Literal["V", "O", "X"]
+
+COMMON_SUMMARY_FIELDS = (
+    "tool_calls",
+    "tool_errors",
+    "main_turns",
+    "subagent_turns",
+    "subagent_calls",
+    "compactions",
+    "duration_s",
+    "input_tokens",
+    "output_tokens",
+    "cached_tokens",
+    "reasoning_tokens",
+)
+"""The run summary's fields that every producer fills, in order; None where its artifacts cannot say."""
+
+
+@dataclass(frozen=True)
+class RunSummary(Mapping[str, Any]):
+    """What one run did as plain numbers, with the same fields for every harness; None where the artifact cannot say.
+
+    Tokens are the totals the artifact states for the whole run, never summed from lines that may
+    repeat one response: ``input_tokens`` counts every prompt token, those read from a cache
+    included, and ``cached_tokens`` the cache reads among them. ``extra`` holds the numbers only
+    one harness has (Claude Code's ``result_success``, ``unknown_tool_calls`` …); they follow the
+    common fields in the document, and the mapping view reads both.
+    """
+
+    tool_calls: int | None = None
+    """Tool calls made, by the main agent and its subagents."""
+    tool_errors: int | None = None
+    """Tool calls that failed: refused by the harness or returned an error result."""
+    main_turns: int | None = None
+    """Model turns (responses) of the main agent."""
+    subagent_turns: int | None = None
+    """Model turns of subagents."""
+    subagent_calls: int | None = None
+    """Subagents spawned by a tool call."""
+    compactions: int | None = None
+    """Context compactions the artifact records."""
+    duration_s: float | None = None
+    """The run's duration in seconds, as the artifact states it, else as the host measured it."""
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cached_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        clash = sorted(set(self.extra) & set(COMMON_SUMMARY_FIELDS))
+        if clash:
+            raise ValueError(f"extra must not repeat a common field: {', '.join(clash)}")
+        object.__setattr__(self, "extra", MappingProxyType(dict(self.extra)))
+
+    def as_dict(self) -> dict[str, Any]:
+        """The summary as the `run_summary` of a document: the common fields, then the harness's own."""
+        return {**{name: getattr(self, name) for name in COMMON_SUMMARY_FIELDS}, **self.extra}
+
+    def __getitem__(self, key: str) -> Any:
+        if key in COMMON_SUMMARY_FIELDS:
+            return getattr(self, key)
+        return self.extra[key]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from COMMON_SUMMARY_FIELDS
+        yield from self.extra
+
+    def __len__(self) -> int:
+        return len(COMMON_SUMMARY_FIELDS) + len(self.extra)
+
+    # Mapping's equality compares with any mapping (a plain dict included); the dataclass's would not.
+    __eq__ = Mapping.__eq__
+    __hash__ = None  # type: ignore[assignment]
+
+
+@dataclass(frozen=True)
+class Observed:
+    """Everything a producer read from one run: its observations, how it ended, and the run summary."""
+
+    observations: AgentObservationBundle
+    outcome: AgentOutcome | None
+    """None when the artifacts read do not say how the run ended."""
+    summary: RunSummary
+
+    def document(self) -> dict[str, Any]:
+        """The `gym-contract observe <harness>` output: one JSON-ready object."""
+        # Python mode: a signal may hold a number no double holds (NumberText), which the JSON writer keeps.
+        return {
+            "ng_agent_observations": self.observations.model_dump(mode="python"),
+            "ng_agent_outcome": self.outcome.model_dump(mode="python") if self.outcome is not None else None,
+            "run_summary": self.summary.as_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class Rating:
+    """The rating a producer can reach on one criterion, and why it can reach no more."""
+
+    verdict: Verdict
+    reason: str
+
+
+@dataclass(frozen=True)
+class ArtifactForm:
+    """One kind of file or directory a producer reads, named as `gym-contract observe --list` shows it."""
+
+    name: str
+    description: str
+
+
+@dataclass(frozen=True)
+class Producer:
+    """A registered producer: its command name, the bundle `source` it writes, what it reads and can deliver.
+
+    ``capability`` is the one declaration of what the producer's output can reach on C1–C7; the
+    docs' capability table and `gym-contract coverage`'s comparison are computed from it.
+    """
+
+    name: str
+    """The harness as the command line names it: `gym-contract observe <name>`."""
+    source: str
+    """`ng_agent_observations.source` of its bundles, and its name in the gap registry's `emitted_by`."""
+    summary: str
+    forms: tuple[ArtifactForm, ...]
+    capability: Mapping[str, Rating]
+    observe: Callable[..., Observed]
+    docs: str = ""
+    """The docs page that maps the harness's artifacts, relative to docs/."""
+
+    def __post_init__(self) -> None:
+        if tuple(self.capability) != CRITERIA:
+            raise ValueError(f"{self.name}: the capability must rate {', '.join(CRITERIA)}, in that order")
+        if not self.forms:
+            raise ValueError(f"{self.name}: a producer reads at least one artifact form")
+        object.__setattr__(self, "capability", MappingProxyType(dict(self.capability)))
+
+    def describe(self) -> dict[str, Any]:
+        """The producer as `gym-contract observe --list --format json` shows it."""
+        return {
+            "harness": self.name,
+            "source": self.source,
+            "summary": self.summary,
+            "artifact_forms": [{"name": form.name, "description": form.description} for form in self.forms],
+            "capability": {
+                criterion: {"verdict": rating.verdict, "reason": rating.reason}
+                for criterion, rating in self.capability.items()
+            },
+        }

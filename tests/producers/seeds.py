@@ -1,0 +1,59 @@
+"""Real artifacts of each registered producer, cut small enough to observe often: the producer laws start from them.
+
+A producer joins the laws by adding its seed here; the suite fails for a registered producer
+without one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+from tests.support import REPO
+
+CLAUDE_CODE = REPO / "examples" / "claude-code"
+
+
+@dataclass(frozen=True)
+class Seed:
+    """One run's artifacts as files under an input root, what `observe` is given, and its other options.
+
+    ``path`` is the argument `observe` takes, relative to the root; ``options`` names a keyword
+    argument whose value is a path under the root (Claude Code's ``stream``).
+    """
+
+    files: dict[str, bytes]
+    path: str
+    options: dict[str, str] = field(default_factory=dict)
+
+
+def _cut(path: Path, keep: int) -> bytes:
+    """A transcript's first lines, then its last ones: the start of the run, and how it ended."""
+    lines = path.read_bytes().splitlines(keepends=True)
+    return b"".join(lines if len(lines) <= 2 * keep else lines[:keep] + lines[-keep:])
+
+
+@cache
+def claude_code() -> Seed:
+    """The shipped Claude Code run: its main session cut short, both subagents (one the compaction summariser)
+    and the stream."""
+    config = CLAUDE_CODE / "spotter-v2.1.39"
+    files = {
+        f"config/{path.relative_to(config).as_posix()}": _cut(path, 20) for path in sorted(config.rglob("*.jsonl"))
+    }
+    # The session keeps the subagent's spawn and result and the lines that record the compaction.
+    session = next(name for name in files if name.count("/") == 3)
+    lines = (config / session.removeprefix("config/")).read_bytes().splitlines(keepends=True)
+    spawn = next(index for index, line in enumerate(lines) if b'"name":"Task"' in line)
+    compaction = [line for line in lines if b'"compact_boundary"' in line or b'"isCompactSummary"' in line]
+    files[session] = b"".join(lines[:20] + lines[spawn : spawn + 40] + compaction + lines[-20:])
+    files["stream.jsonl"] = (CLAUDE_CODE / "spotter-v2.1.39.stream.jsonl").read_bytes()
+    assert all(json.loads(line) for content in files.values() for line in content.splitlines())
+    return Seed(files, "config", {"stream": "stream.jsonl"})
+
+
+SEEDS: dict[str, Callable[[], Seed]] = {"claude-code": claude_code}
+"""Harness name (as the registry names it) → its seed."""

@@ -1,0 +1,297 @@
+"""The producer laws, over every registered producer: no artifact makes one raise, every output keeps the contract,
+every gap code is registered for it, and observing is deterministic.
+
+Each producer starts from its seed (tests/producers/seeds.py), real artifacts cut small; the
+artifacts are then damaged — truncated, ill-typed, emptied, deleted, made enormous or deep, renamed
+to hostile paths, replaced by symlinks out of the input or into a loop.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gym_contract import iter_diagnostics
+from gym_contract._json_writing import dumps
+from gym_contract.models import AgentObservationBundle
+from gym_contract.producers import COMMON_SUMMARY_FIELDS, Observed, Producer, RunSummary, producers
+from gym_contract.reading._json_parsing import loads
+from tests.producers.seeds import SEEDS, Seed
+from tests.strategies import as_line, damaged_lines, json_values
+from tests.support import REPO
+
+PRODUCERS = {declared.name: declared for declared in producers()}
+# Names a file may have on Linux that a path-handling bug trips over.
+HOSTILE_NAMES = (
+    "-rf.jsonl",
+    "line\nbreak.jsonl",
+    "tab\tand space .jsonl",
+    " ",
+    "ü-é-日本.jsonl",
+    "\udcff-not-utf8.jsonl",
+    "x" * 249 + ".jsonl",  # 255 bytes, the longest name Linux allows
+    "..jsonl",
+    "*.jsonl",
+)
+MARKER = b"OUTSIDE-THE-INPUT"
+OUTSIDE_LINE = (
+    b'{"type":"assistant","sessionId":"OUTSIDE-THE-INPUT","uuid":"OUTSIDE-THE-INPUT",'
+    b'"message":{"role":"assistant","id":"OUTSIDE-THE-INPUT","content":"OUTSIDE-THE-INPUT"}}\n'
+)
+
+
+@cache
+def registry() -> dict[str, set[str]]:
+    """Gap code → the producers (`emitted_by`) the registry lists for it."""
+    document = json.loads((REPO / "schemas" / "v1" / "gap_codes.json").read_text())
+    return {entry["code"]: set(entry["emitted_by"]) for entry in document["codes"]}
+
+
+# ------------------------------------------------------------------------------------- damage
+
+
+@st.composite
+def damage(draw: st.DrawFn, seed: Seed) -> list[tuple[str, str, Any]]:
+    """One to three harms, each to one of the seed's files: (harm, file, what it needs)."""
+    harms = []
+    for _ in range(draw(st.integers(1, 3))):
+        name = draw(st.sampled_from(sorted(seed.files)))
+        harm = draw(
+            st.sampled_from(["truncate", "ill_typed", "empty", "delete", "enormous", "deep", "rename", "symlink_out"])
+        )
+        if harm == "truncate":
+            harms.append((harm, name, draw(st.integers(0, max(0, len(seed.files[name]) - 1)))))
+        elif harm == "ill_typed":
+            line = draw(st.one_of(st.builds(as_line, json_values(max_leaves=8)), damaged_lines()))
+            harms.append((harm, name, (draw(st.integers(0, 40)), line)))
+        elif harm == "rename":
+            harms.append((harm, name, draw(st.sampled_from(HOSTILE_NAMES))))
+        else:
+            harms.append((harm, name, None))
+    return harms
+
+
+def write(root: Path, name: str, content: bytes) -> Path:
+    target = root / os.fsdecode(os.fsencode(name))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(content)
+    return target
+
+
+def harmed(seed: Seed, harms: list[tuple[str, str, Any]]) -> dict[str, bytes | None]:
+    """The seed's files after the harms that change content; None marks a deleted file."""
+    files: dict[str, bytes | None] = dict(seed.files)
+    for harm, name, argument in harms:
+        content = files.get(name)
+        if content is None:
+            continue
+        if harm == "truncate":
+            files[name] = content[:argument]
+        elif harm == "ill_typed":
+            lines = content.splitlines()
+            at, line = argument
+            lines[min(at, len(lines)) : min(at, len(lines)) + 1] = [line]
+            files[name] = b"\n".join(lines) + b"\n"
+        elif harm == "empty":
+            files[name] = b""
+        elif harm == "delete":
+            files[name] = None
+        elif harm == "enormous":
+            files[name] = content + as_line({"type": "assistant", "message": {"content": "x" * 2_000_000}}) + b"\n"
+        elif harm == "deep":
+            files[name] = content + b'{"type":"user","message":' + b"[" * 100_000 + b"]" * 100_000 + b"}\n"
+    return files
+
+
+@contextmanager
+def artifacts(seed: Seed, harms: list[tuple[str, str, Any]]) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """The harmed artifacts on disk: the path to observe and the options, under a fresh input root."""
+    with tempfile.TemporaryDirectory() as folder:
+        outside = Path(folder) / "outside"
+        outside.mkdir()
+        (outside / "elsewhere.jsonl").write_bytes(OUTSIDE_LINE)
+        root = Path(folder) / "input"
+        root.mkdir()
+        files = harmed(seed, harms)
+        for name, content in files.items():
+            if content is not None:
+                write(root, name, content)
+        for harm, name, argument in harms:
+            where = root / name
+            if harm == "rename" and where.is_file():
+                where.rename(where.parent / argument)
+            elif harm == "symlink_out" and where.parent.is_dir():
+                where.unlink(missing_ok=True)
+                where.symlink_to(outside / "elsewhere.jsonl")
+                # And a directory that leads back up to the root: a loop for any walk that follows links.
+                loop = where.parent / "loop"
+                if not loop.exists():
+                    loop.symlink_to(root, target_is_directory=True)
+        options = {key: root / value for key, value in seed.options.items()}
+        yield root / seed.path, options
+
+
+def observed_bytes(declared: Producer, path: Path, options: dict[str, Any], process: dict[str, Any]) -> bytes:
+    observed = declared.observe(path, model_ref="policy", **process, **options)
+    assert isinstance(observed, Observed)
+    return dumps(observed.document(), indent=True)
+
+
+# ------------------------------------------------------------------------------------------ laws
+
+
+def test_every_registered_producer_has_a_seed() -> None:
+    assert set(SEEDS) == set(PRODUCERS)
+
+
+@pytest.mark.parametrize("name", sorted(PRODUCERS))
+def test_the_seed_is_read_whole_and_clean(name: str) -> None:
+    declared, seed = PRODUCERS[name], SEEDS[name]()
+    with artifacts(seed, []) as (path, options):
+        document = loads(observed_bytes(declared, path, options, {"exit_code": 0}))
+    kinds = {record["kind"] for record in document["ng_agent_observations"]["records"]}
+    # The seed exercises what the laws must keep whole: invocations, tool calls and a compaction.
+    assert {"agent_invocation", "tool_call", "context_compaction"} <= kinds
+    assert document["run_summary"]["subagent_calls"]
+
+
+PROCESS = st.fixed_dictionaries({"exit_code": st.sampled_from([None, 0, 1, 137]), "timed_out": st.booleans()})
+
+
+@pytest.mark.parametrize("name", sorted(PRODUCERS))
+@given(data=st.data(), process=PROCESS)
+def test_no_artifact_makes_a_producer_raise_and_every_output_keeps_the_contract(
+    name: str, data: st.DataObject, process: dict[str, Any]
+) -> None:
+    declared, seed = PRODUCERS[name], SEEDS[name]()
+    harms = data.draw(damage(seed), label="harms")
+    with artifacts(seed, harms) as (path, options):
+        first = observed_bytes(declared, path, options, process)
+        again = observed_bytes(declared, path, options, process)
+    assert breaches(declared, first, again) == []
+    # A file the caller names is read wherever it leads; one found inside the input never leaves it.
+    named = {seed.path, *seed.options.values()}
+    if not any(harm == "symlink_out" and name in named for harm, name, _ in harms):
+        assert MARKER not in first, "a file linked from outside the input was read"
+
+
+def breaches(declared: Producer, first: bytes, again: bytes) -> list[str]:
+    """The laws an output breaks, given the bytes of two observations of one input."""
+    found = [] if first == again else ["not deterministic: the same input gave different bytes"]
+    document = loads(first)
+    found += [
+        f"{key}{diagnostic.path}: {diagnostic.code}"
+        for key, kind in (("ng_agent_observations", "bundle"), ("ng_agent_outcome", "agent_outcome"))
+        if document[key] is not None
+        for diagnostic in iter_diagnostics(document[key], kind)
+        if diagnostic.severity == "error"
+    ]
+    bundle = document["ng_agent_observations"]
+    if bundle.get("source") != declared.source:
+        found.append(f"source {bundle.get('source')!r}, not {declared.source!r}")
+    found += [
+        f"gap {gap['code']} is not registered for {declared.source} in gap_codes.json"
+        for gap in bundle.get("gaps", [])
+        if declared.source not in registry().get(gap["code"], set())
+    ]
+    summary = document["run_summary"]
+    if list(summary)[: len(COMMON_SUMMARY_FIELDS)] != list(COMMON_SUMMARY_FIELDS):
+        found.append("the run summary does not start with the common fields")
+    found += [
+        f"run_summary.{name} is {summary.get(name)!r}"
+        for name in COMMON_SUMMARY_FIELDS
+        if not (summary.get(name) is None or summary[name] >= 0)
+    ]
+    return found
+
+
+def written_gap_codes(package: Path) -> set[str]:
+    """The gap codes a producer's source names where it makes a gap: `gap("code", …)`, `ObservationGap(code="code")`."""
+    codes = set()
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+            if not name.lower().endswith("gap"):
+                continue
+            given = [*node.args[:1], *(keyword.value for keyword in node.keywords if keyword.arg == "code")]
+            codes |= {arg.value for arg in given if isinstance(arg, ast.Constant) and isinstance(arg.value, str)}
+    return codes
+
+
+@pytest.mark.parametrize("name", sorted(PRODUCERS))
+def test_every_gap_code_a_producer_writes_is_registered_for_it(name: str) -> None:
+    # The property test sees the codes its damage reaches; this reads every one the source can make.
+    declared = PRODUCERS[name]
+    package = Path(importlib.import_module(declared.observe.__module__).__file__ or "").parent
+    written = written_gap_codes(package)
+
+    assert written, "a producer names the gaps it reports"
+    assert sorted(code for code in written if declared.source not in registry().get(code, set())) == []
+
+
+def test_the_laws_catch_an_output_that_breaks_them() -> None:
+    declared = PRODUCERS["claude-code"]
+    good = dumps(
+        Observed(
+            AgentObservationBundle.model_validate({"source": declared.source, "records": [], "gaps": []}),
+            None,
+            RunSummary(),
+        ).document(),
+        indent=True,
+    )
+    bad = dumps(
+        Observed(
+            AgentObservationBundle.model_validate(
+                {"source": "elsewhere", "records": [], "gaps": [{"code": "made_up_gap"}]}
+            ),
+            None,
+            RunSummary(tool_calls=-1),
+        ).document(),
+        indent=True,
+    )
+
+    assert breaches(declared, good, good) == []
+    assert breaches(declared, good, bad)[0].startswith("not deterministic")
+    assert breaches(declared, bad, bad) == [
+        "source 'elsewhere', not 'claude_code'",
+        "gap made_up_gap is not registered for claude_code in gap_codes.json",
+        "run_summary.tool_calls is -1",
+    ]
+
+
+@pytest.mark.parametrize("name", sorted(PRODUCERS))
+def test_a_missing_or_empty_input_is_observed_not_raised(name: str, tmp_path: Path) -> None:
+    declared = PRODUCERS[name]
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "file").write_bytes(b"")
+    for path in (tmp_path / "absent", tmp_path / "empty", tmp_path / "file"):
+        document = loads(observed_bytes(declared, path, {}, {}))
+        assert document["ng_agent_observations"]["records"] == []
+        assert document["ng_agent_observations"]["gaps"], "an input with nothing in it is said to have nothing"
+
+
+def test_the_damage_reaches_the_disk_as_drawn() -> None:
+    seed = SEEDS["claude-code"]()
+    name = "config/projects/-home-user-spotter/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
+    harms = [("rename", name, "line\nbreak.jsonl"), ("symlink_out", "stream.jsonl", None)]
+    with artifacts(seed, harms) as (path, options):
+        assert (path / "projects" / "-home-user-spotter" / "line\nbreak.jsonl").is_file()
+        assert options["stream"].is_symlink()
+        assert options["stream"].read_bytes() == OUTSIDE_LINE
+        assert (options["stream"].parent / "loop").resolve() == options["stream"].parent.resolve()
+    shutil.rmtree(path, ignore_errors=True)
