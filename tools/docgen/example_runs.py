@@ -56,8 +56,9 @@ EXAMPLE_NOTES = {
     "one record; observations that disagree are named by the gap `duplicate_tool_call`.",
     "no_records": "The example is an empty file. The code is about the whole run, not a line: inputs that hold "
     "nothing at all (empty files, only blank lines, an empty JSON array) were not checked, and a gate that "
-    "checked nothing must not pass. A run with damaged lines read something, and fails on them already. With `--allow-empty`, for a pipeline whose inputs "
-    "may legitimately be empty, it is an info and the run passes. `report` does the same; `coverage` says it on "
+    "checked nothing must not pass. A run with damaged lines read something, and fails on them already. "
+    "With `--allow-empty`, for a pipeline whose inputs may legitimately be empty, it is an info and the run "
+    "passes. `report` does the same; `coverage` says it on "
     "stderr and exits 1 when there is no rollout to rate, `lineage` when a capture file holds no call, each "
     "with `--allow-empty` too.",
     "line_too_long": "The default limit is 64 MiB per line; the example lowers it with `--max-line-bytes` (an "
