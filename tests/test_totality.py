@@ -200,11 +200,22 @@ def test_a_rollout_id_comes_from_any_body_or_a_value_error(body):
 
 @given(st.lists(hostile_lines(), min_size=1, max_size=3))
 def test_the_project_command_reads_any_file_without_a_traceback(lines):
-    status, _, complaints, written = _run(lines, "project", "-o", "{out}")
+    status, printed, complaints, written = _run(lines, "project", "-o", "{out}")
     readable = [line for line in lines if line.strip() and not isinstance(read_record(line, "rollout"), Diagnostic)]
-    assert (status == 0) == (len(readable) == len([line for line in lines if line.strip()]))
+    # A record that is read but cannot be projected (no identity, contradicting evidence) fails the run too.
+    failed_projections = sum(json.loads(printed)["projection_failures"].values())
+    every_line_read = len(readable) == len([line for line in lines if line.strip()])
+    assert (status == 0) == (every_line_read and failed_projections == 0)
     assert "Traceback" not in complaints
     assert len(written) == len(readable)
+
+
+def test_a_record_read_but_not_projected_fails_the_project_command():
+    status, printed, complaints, written = _run([b'{"ng_agent_observations":null}'], "project", "-o", "{out}")
+    assert status == 1
+    assert json.loads(printed)["projection_failures"] == {"KeyError": 1}
+    assert "Traceback" not in complaints
+    assert len(written) == 1
 
 
 # ------------------------------------------------------------------------------------------ pinned cases
