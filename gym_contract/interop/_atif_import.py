@@ -90,6 +90,15 @@ def _check_one(document: Any, pointer: str) -> None:
         if observation is not None:
             _expect(observation, dict, f"{where}/observation", "expected an observation object")
             _expect(observation.get("results"), list, f"{where}/observation/results", "expected a list of results")
+            for position, result in enumerate(observation["results"]):
+                at = f"{where}/observation/results/{position}"
+                _expect(result, dict, at, "expected an observation result object")
+                content = result.get("content")
+                _require(
+                    content is None or isinstance(content, (str, list)),
+                    f"{at}/content",
+                    "expected a string or content parts",
+                )
 
 
 def _is_iso_8601(value: Any) -> bool:

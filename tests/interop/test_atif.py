@@ -260,6 +260,12 @@ def test_openhands_tool_results_become_outputs_of_their_calls():
           "steps": [{"step_id": 1, "source": "agent", "message": "",
                      "tool_calls": [{"tool_call_id": "c", "function_name": "f", "arguments": "notadict"}]}]},
          "/steps/0/tool_calls/0/arguments: expected an arguments object, not a string"),
+        ({"schema_version": "ATIF-v1.8", "agent": {"name": "a"},
+          "steps": [{"step_id": 1, "source": "agent", "message": "", "observation": {"results": [{"content": 0.7}]}}]},
+         "/steps/0/observation/results/0/content: expected a string or content parts"),
+        ({"schema_version": "ATIF-v1.8", "agent": {"name": "a"},
+          "steps": [{"step_id": 1, "source": "agent", "message": "", "observation": {"results": ["ok"]}}]},
+         "/steps/0/observation/results/0: expected an observation result object"),
     ],
 )  # fmt: skip
 def test_a_document_that_is_not_atif_is_refused_with_where_and_why(document, message):
