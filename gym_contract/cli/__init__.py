@@ -9,13 +9,14 @@ import sys
 from collections.abc import Sequence
 
 from gym_contract import __version__
+from gym_contract._interrupts import handling
 from gym_contract._vocabulary import CONTRACT_VERSION, KINDS
 from gym_contract.cli._common import (
     EXIT_FAILED,
-    EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
     count,
+    interrupted_status,
     positive,
     say,
     silence,
@@ -37,6 +38,10 @@ def _validate(args: argparse.Namespace) -> int:
         from gym_contract.distributed import RayUnavailable
 
         unreadable += (RayUnavailable,)
+    elif args.jobs > 1:
+        from gym_contract._workers import WorkerLost
+
+        unreadable += (WorkerLost,)
     try:
         with progress_bar(not args.quiet and args.format == "text") as progress:
             if args.engine == "ray":
@@ -61,7 +66,10 @@ def _validate(args: argparse.Namespace) -> int:
 
             render_unreadable(args.format, error, sys.stdout)
         return EXIT_USAGE
-    status = verdict(args, EXIT_FAILED if report.fails(args.fail_on) else EXIT_OK)
+    if report.interrupted:
+        status = verdict(args, interrupted_status())  # whatever the part read says, the run is not whole
+    else:
+        status = verdict(args, EXIT_FAILED if report.fails(args.fail_on) else EXIT_OK)
     if args.format == "json":
         render_json(report, args.fail_on, sys.stdout)
     elif args.format in ("sarif", "junit", "github"):
@@ -73,7 +81,6 @@ def _validate(args: argparse.Namespace) -> int:
         render_text(report, args.fail_on, sys.stdout, quiet=args.quiet)
     if report.interrupted:
         say("interrupted: the summary covers only the lines read before it")
-        return EXIT_INTERRUPTED
     return status
 
 
@@ -263,13 +270,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 - for the life of the process
     args = argparse.Namespace()
     try:
-        args = build_parser(every_command=_needs_every_command(arguments)).parse_args(arguments)
-        status = int(args.handler(args))
-        sys.stdout.flush()  # a failing output is found here, not while the interpreter shuts down
+        # Run as the program, a signal after the first leaves the exit status as the first decided it.
+        with handling(keep_after=argv is None):
+            args = build_parser(every_command=_needs_every_command(arguments)).parse_args(arguments)
+            status = int(args.handler(args))
+            sys.stdout.flush()  # a failing output is found here, not while the interpreter shuts down
         return status
     except KeyboardInterrupt:
         say("interrupted")
-        return EXIT_INTERRUPTED
+        return interrupted_status()
     except BrokenPipeError:
         # The reader went away (`| head`): not an error of ours; the exit status is still the verdict.
         silence(sys.stdout)

@@ -7,7 +7,7 @@ import sys
 from functools import partial
 from typing import Any, TextIO, cast
 
-from gym_contract.cli._common import EXIT_OK, print_json, say_damaged, usage_error
+from gym_contract.cli._common import EXIT_OK, interrupted_status, print_json, say, say_damaged, usage_error
 from gym_contract.cli._render import Progress, coverage_table, progress_bar, wants_colour
 from gym_contract.cli._tables import Table
 from gym_contract.cli._tables import render as render_table
@@ -16,6 +16,7 @@ from gym_contract.coverage._rating import CoverageRun, rate_source
 from gym_contract.reading import _records, _sources
 
 _HEADINGS = {"source": "producer", "agent": "agent"}
+_PARTIAL = "interrupted: this matrix rates only the rollouts read before the interruption"
 LEGEND = "V complete, O partial, X unavailable; a mixed cell gives each verdict's share of the rollouts"
 
 
@@ -64,15 +65,22 @@ def _coverage(args: argparse.Namespace) -> int:
         document: dict[str, Any] = {"by": by, **matrix.to_dict(), "damaged_lines": damaged, "other_records": skipped}
         if args.explain:
             document["explain"] = {"criterion": args.explain, "why_not_v": dict(matrix.why_not_v(args.explain))}
+        if run.interrupted:
+            document["interrupted"] = True
         print_json(document)
-        return EXIT_OK
-    elif args.format == "markdown":
-        print("\n".join(markdown_table(matrix)))
     else:
-        _print_text(matrix, by, damaged, skipped)
-    if args.explain:
-        print()
-        explain(matrix, args.explain, sys.stdout)
+        if args.format == "markdown":
+            print("\n".join(markdown_table(matrix)))
+        else:
+            _print_text(matrix, by, damaged, skipped)
+        if run.interrupted:
+            print(_PARTIAL if args.format == "text" else f"\n{_PARTIAL}.")
+        if args.explain:
+            print()
+            explain(matrix, args.explain, sys.stdout)
+    if run.interrupted:
+        say("interrupted: the matrix rates only the rollouts read before it")
+        return interrupted_status()
     return EXIT_OK
 
 
@@ -82,20 +90,24 @@ def _rate_here(paths: list[str], by: GroupBy) -> CoverageRun:
     sizes = [_sources.size_on_disk(path) for path in paths]
     total = None if None in sizes else sum(size or 0 for size in sizes)
     done = 0
-    with progress_bar(True, "rating") as progress:
-        for path, size in zip(paths, sizes, strict=True):
-            with _sources.open_source(path) as source:
-                shown = None if progress is None else partial(_shown, progress, done, total)
-                run.merge(
-                    rate_source(
+    try:
+        with progress_bar(True, "rating") as progress:
+            for path, size in zip(paths, sizes, strict=True):
+                with _sources.open_source(path) as source:
+                    shown = None if progress is None else partial(_shown, progress, done, total)
+                    part = rate_source(
                         source,
                         json_document=_records.is_json_document(path),
                         by=by,
                         on_damaged=say_damaged,
                         progress=shown,
                     )
-                )
-                done += size if size is not None else source.consumed()
+                    run.merge(part)
+                    done += size if size is not None else source.consumed()
+                if run.interrupted:
+                    break  # the inputs after an interruption are not read
+    except KeyboardInterrupt:  # while an input was opened, or the progress drawn
+        run.interrupted = True
     return run
 
 

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+from gym_contract import _interrupts
 from gym_contract._json_writing import dumps
 from gym_contract.cli._common import EXIT_FAILED, EXIT_OK, note, say, say_damaged, usage_error
 from gym_contract.diagnostics import Diagnostic
@@ -63,7 +64,7 @@ def _export_atif(args: argparse.Namespace) -> int:
                 rollouts.refuse(line, error)
                 continue
             path = os.path.join(args.output, _file_name(document, line, taken))
-            with open(path, "wb") as out:
+            with _interrupts.deferred(), open(path, "wb") as out:  # a trajectory is written whole or not at all
                 out.write(dumps(document, indent=True) + b"\n")
             note(path, sys.stdout)
     except _sources.InputUnreadable as error:
@@ -90,7 +91,7 @@ def _export_otel(args: argparse.Namespace) -> int:
         sys.stdout.buffer.write(text)
     else:
         try:
-            with open(args.output, "wb") as out:
+            with _interrupts.deferred(), open(args.output, "wb") as out:  # the traces are written whole or not at all
                 out.write(text)
         except OSError as error:
             return usage_error(f"cannot write {args.output!r}: {error.strerror or error}")
