@@ -15,6 +15,7 @@ a worker hands back the report of what it had checked instead of dying in the mi
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import signal
@@ -107,8 +108,9 @@ def own(processes: _Killable) -> None:
 def handling(*, keep_after: bool = False) -> Iterator[None]:
     """SIGINT and SIGTERM handled as described above while inside; put back as they were after.
 
-    With ``keep_after``, when a signal came, both stay ignored after: the command's status is
-    decided, and a later Ctrl-C must not turn the end of the process into a traceback.
+    With ``keep_after``, when a signal came, both stay handled so after: the command's status is
+    decided, a later Ctrl-C must not turn the end of the process into a traceback, and one that
+    comes `FORCE_AFTER` seconds later still ends a process that is slow to end.
     Outside the main thread, where signals cannot be handled, nothing changes.
     """
     global _first, _pending, _deferring, _handling
@@ -116,17 +118,79 @@ def handling(*, keep_after: bool = False) -> Iterator[None]:
         yield
         return
     _first, _pending, _deferring = None, None, 0
+    if keep_after:
+        _settle_at_exit()
     previous = {signum: signal.getsignal(signum) for signum in _SIGNALS}
     for signum in _SIGNALS:
         signal.signal(signum, _on_signal)
     _handling = True
     try:
-        yield
+        with _nudging():
+            yield
     finally:
         _handling = False
-        settled = keep_after and _first is not None
-        for signum, handler in previous.items():
-            signal.signal(signum, signal.SIG_IGN if settled else handler)
+        if not (keep_after and _first is not None):
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+
+
+_settled = False
+
+
+def _settle_at_exit() -> None:
+    """Once a signal came, ignore more of them in the last moments of the process: the interpreter's
+    finalisation puts back the default handlers, which would end the process by the signal instead
+    of with its status. Registered first, so that it runs last, after Ray's own shutdown."""
+    global _settled
+    if _settled:
+        return
+    _settled = True
+
+    def settle() -> None:
+        if _first is not None:
+            for signum in _SIGNALS:
+                signal.signal(signum, signal.SIG_IGN)
+
+    atexit.register(settle)
+
+
+@contextmanager
+def _nudging() -> Iterator[None]:
+    """Have a signal sent again to the main thread until its handler has run.
+
+    A signal that comes while the main thread is between two system calls in C code (two reads of
+    a pipe) is acted upon only when the second returns, which on a pipe that stays open may be
+    never. The interpreter writes every signal's number to a wakeup descriptor; a thread that
+    reads it sends the signal to the main thread again, which interrupts the read.
+    """
+    global _nudge_pipe
+    reader, writer = _nudge_pipe = os.pipe()
+    os.set_blocking(writer, False)
+    before = signal.set_wakeup_fd(writer, warn_on_full_buffer=False)
+    watcher = threading.Thread(target=_nudge, args=(reader,), name="gym-contract signals", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        signal.set_wakeup_fd(before)
+        os.close(writer)  # the watcher reads the end of the pipe and stops
+        watcher.join(_NUDGE_SECONDS * 4)
+        os.close(reader)
+
+
+_NUDGE_SECONDS = 0.05
+_nudge_pipe: tuple[int, int] | None = None
+
+
+def _nudge(reader: int) -> None:
+    main = threading.main_thread().ident
+    while received := os.read(reader, 64):
+        for signum in set(received) & set(_SIGNALS):
+            for _ in range(int(1 / _NUDGE_SECONDS)):
+                time.sleep(_NUDGE_SECONDS)
+                if _first is not None or not _handling or main is None:
+                    break
+                signal.pthread_kill(main, signum)
 
 
 def reclaim() -> None:
@@ -157,9 +221,14 @@ def deferred() -> Iterator[None]:
 
 def as_worker() -> None:
     """In a new worker process: ignore SIGINT, and take SIGTERM as a request to stop (see `check`)."""
-    global _first, _pending, _deferring, _stop_asked
-    _first, _pending, _deferring, _stop_asked = None, None, 0, False
+    global _first, _pending, _deferring, _stop_asked, _handling
+    _first, _pending, _deferring, _stop_asked, _handling = None, None, 0, False, False
     _owners.clear()
+    signal.set_wakeup_fd(-1)  # the parent's: a signal to a worker is no signal to the parent
+    if _nudge_pipe is not None:
+        for descriptor in _nudge_pipe:
+            with contextlib.suppress(OSError):
+                os.close(descriptor)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _ask_to_stop)
 

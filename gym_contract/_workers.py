@@ -104,6 +104,8 @@ class Workers:
             if self._stopped:
                 return None
             self._send_queued()
+            if not any(worker.tickets and not worker.broken for worker in self._workers):
+                raise WorkerLost("no worker process is left to finish the task")
             self._receive(None)
         finished, value = self._done.pop(ticket)
         if not finished:
@@ -142,8 +144,11 @@ class Workers:
             worker = min(ready, key=lambda w: len(w.tickets))
             ticket, message = self._queued.popleft()
             worker.tickets.append(ticket)
-            with _interrupts.deferred(), _cut_marks_broken(worker):
-                worker.connection.send_bytes(message)
+            try:
+                with _interrupts.deferred(), _cut_marks_broken(worker):
+                    worker.connection.send_bytes(message)
+            except OSError:  # the worker is gone (its pipe is broken)
+                self._lost(worker)
 
     def _receive(self, timeout: float | None) -> None:
         """Take the results that are ready, waiting up to ``timeout`` for one."""

@@ -70,6 +70,9 @@ def check_files(
     (`Report.flagged`), which a report with a test case per record needs; it costs memory per such record.
     ``on_record`` sees every record as it is checked (`RecordSeen`), in input order; it needs ``jobs`` 1,
     since records checked in a worker process are never seen by this one.
+    A `KeyboardInterrupt` (Ctrl-C; SIGTERM too under the command line) stops the check: the report is
+    then that of the inputs' leading part that was checked, `Report.interrupted` set, and no worker
+    process is left running.
     """
     if kind is not None and kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")

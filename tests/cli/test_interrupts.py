@@ -152,9 +152,17 @@ def _reading(run: Run, inputs: tuple[Path, ...], at_least: int = 2_000_000) -> N
     _until(run, lambda: _offset_in(run.process.pid, inputs) >= at_least, "reading its input")
 
 
-def _interrupt(run: Run, signals: list[int], *, group: bool, gap: float = 0.01, pause: bool = True) -> Run:
-    """Pause the session, send the first signal, resume; send the others ``gap`` seconds apart, so that
-    they come while the command acts on the first; wait for its end."""
+def _interrupt(
+    run: Run,
+    signals: list[int],
+    *,
+    group: bool,
+    gap: float = 0.01,
+    pause: bool = True,
+    acting: Callable[[], bool] | None = None,
+) -> Run:
+    """Pause the session, send the first signal, resume; once the command has taken it (and, given
+    ``acting``, shows that it acts on it), send the others ``gap`` seconds apart; wait for its end."""
     pid = run.process.pid
     if pause:
         os.killpg(pid, signal.SIGSTOP)
@@ -163,6 +171,13 @@ def _interrupt(run: Run, signals: list[int], *, group: bool, gap: float = 0.01, 
     started = time.monotonic()
     if pause:
         os.killpg(pid, signal.SIGCONT)
+    if signals[1:]:
+        # Signals pending together are taken lowest number first: the next waits until this one is taken.
+        deadline = time.monotonic() + 10
+        while run.process.poll() is None and time.monotonic() < deadline:
+            if _taken(pid, signals[0]) and (acting is None or acting()):
+                break
+            time.sleep(0.002)
     for again in signals[1:]:
         time.sleep(gap)
         try:
@@ -171,11 +186,39 @@ def _interrupt(run: Run, signals: list[int], *, group: bool, gap: float = 0.01, 
             break
     try:
         run.process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the command did not end: {_describe(pid)}; it said {run.stderr.read_text()!r}")
     finally:
         run.seconds = time.monotonic() - started
         _end_session(pid)
     print(f"\n  exit {run.process.returncode} {run.seconds:.2f} s after the signal")
     return run
+
+
+def _taken(pid: int, signum: int) -> bool:
+    """Whether a signal is no longer pending for a process: delivered, or the process gone."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text().splitlines()
+    except OSError:
+        return True
+    pending = [int(line.split()[1], 16) for line in status if line.startswith(("SigPnd", "ShdPnd"))]
+    return not any(mask >> (signum - 1) & 1 for mask in pending)
+
+
+def _workers_ended(leader: int, workers: list[int]) -> Callable[[], bool]:
+    """Whether one of the workers has ended: the command has acted on the signal it was sent."""
+    return lambda: any(pid not in _session(leader) for pid in workers)
+
+
+def _describe(pid: int) -> str:
+    """What a process that does not end is doing: its state, signals and threads, and where it waits."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text().splitlines()
+        waiting = Path(f"/proc/{pid}/wchan").read_text()
+    except OSError as error:
+        return str(error)
+    wanted = ("State", "Threads", "SigPnd", "ShdPnd", "SigBlk", "SigIgn", "SigCgt")
+    return "; ".join(line for line in status if line.startswith(wanted)) + f"; waits in {waiting}"
 
 
 def _end_session(leader: int) -> None:
@@ -226,8 +269,10 @@ def _partial(report: dict[str, object], whole: int) -> None:
 )
 def test_a_run_with_workers_ends_every_worker_and_prints_the_partial_summary(corpus, tmp_path, signals, group, status):
     run = _start(["validate", "--jobs", "2", "--format", "json", *map(str, corpus)], tmp_path)
-    _workers_at_work(run, 2)
-    _interrupt(run, signals, group=group)
+    workers = _workers_at_work(run, 2)
+    # The same signal again comes while the command acts on the first; another one, once it shows it does.
+    acting = _workers_ended(run.process.pid, workers) if len(set(signals)) > 1 else None
+    _interrupt(run, signals, group=group, acting=acting)
     _ended_well(run, status)
     report = json.loads(run.output)
     _partial(report, 2 * _lines(corpus[0]))
@@ -406,6 +451,18 @@ def test_every_command_that_reads_files_stops_on_a_signal_while_it_reads(endless
         os.close(writer)
     _ended_well(run, status)
     assert any(line.startswith("gym-contract: interrupted") for line in run.said), run.said
+
+
+def test_a_worker_killed_from_outside_is_one_line_and_exit_2(corpus, tmp_path):
+    """Not a signal to the command: a worker taken by the kernel's out-of-memory killer, say."""
+    run = _start(["validate", "--jobs", "2", *map(str, corpus)], tmp_path)
+    workers = _workers_at_work(run, 2)
+    os.kill(workers[0], signal.SIGKILL)
+    run.process.wait(timeout=60)
+    _end_session(run.process.pid)
+    assert run.process.returncode == 2
+    assert run.said == ["gym-contract: a worker process ended with work outstanding (exit status -9)"]
+    _nothing_left(run.process.pid)
 
 
 # ------------------------------------------------------------------------------------------ a stuck way out
