@@ -173,6 +173,7 @@ class Workers:
     def _lost(self, worker: _Worker) -> None:
         worker.broken = True
         if not self._stopped:
+            worker.process.join(_REAP_SECONDS)  # its pipe ends a moment before it can be reaped
             code = worker.process.exitcode
             raise WorkerLost(f"a worker process ended with work outstanding (exit status {code})")
 

@@ -64,9 +64,10 @@ def _export_atif(args: argparse.Namespace) -> int:
                 rollouts.refuse(line, error)
                 continue
             path = os.path.join(args.output, _file_name(document, line, taken))
-            with _interrupts.deferred(), open(path, "wb") as out:  # a trajectory is written whole or not at all
-                out.write(dumps(document, indent=True) + b"\n")
-            note(path, sys.stdout)
+            with _interrupts.deferred():  # a trajectory is written whole and listed, or not at all
+                with open(path, "wb") as out:
+                    out.write(dumps(document, indent=True) + b"\n")
+                note(path, sys.stdout)
     except _sources.InputUnreadable as error:
         return usage_error(str(error))
     except OSError as error:

@@ -16,6 +16,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -210,6 +211,19 @@ def _workers_ended(leader: int, workers: list[int]) -> Callable[[], bool]:
     return lambda: any(pid not in _session(leader) for pid in workers)
 
 
+def _idle(pid: int) -> bool:
+    """Whether a worker has done its work and waits: asleep, and still so a moment later."""
+    for _ in range(3):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return False
+        if stat[stat.rindex(")") + 2] != "S":
+            return False
+        time.sleep(0.02)
+    return True
+
+
 def _describe(pid: int) -> str:
     """What a process that does not end is doing: its state, signals and threads, and where it waits."""
     try:
@@ -259,13 +273,12 @@ def _partial(report: dict[str, object], whole: int) -> None:
     [
         ([INT], False, 130),
         ([INT], True, 130),
-        ([INT, INT], True, 130),
         ([INT, INT, INT], True, 130),
         ([TERM], False, 143),
         ([TERM], True, 143),
         ([TERM, INT], True, 143),
     ],
-    ids=["int", "int-group", "int-twice-group", "int-thrice-group", "term", "term-group", "term-then-int-group"],
+    ids=["int", "int-group", "int-thrice-group", "term", "term-group", "term-then-int-group"],
 )
 def test_a_run_with_workers_ends_every_worker_and_prints_the_partial_summary(corpus, tmp_path, signals, group, status):
     run = _start(["validate", "--jobs", "2", "--format", "json", *map(str, corpus)], tmp_path)
@@ -289,14 +302,25 @@ def test_a_second_ctrl_c_half_a_second_later_changes_nothing(corpus, tmp_path):
 
 
 def test_a_stream_checked_in_batches_by_workers_gives_the_batches_checked(corpus, tmp_path):
-    """stdin with --jobs 2: the parent reads, the workers check; the summary is of the batches checked."""
-    with corpus[0].open("rb") as stdin:
-        run = _start(["validate", "--jobs", "2", "--format", "json", "-"], tmp_path, stdin=stdin.fileno())
-    _workers_at_work(run, 2)
-    _interrupt(run, [INT], group=True)
+    """stdin with --jobs 2, from a producer that pauses: the parent reads, the workers check in batches;
+    Ctrl-C while the parent waits for more gives the summary of the batches checked."""
+    data = corpus[0].read_bytes()[:10_000_000]
+    data = data[: data.rindex(b"\n") + 1]  # two batches of 4 MB go to the workers; the rest waits for more
+    reader, writer = os.pipe()
+    run = _start(["validate", "--jobs", "2", "--format", "json", "-"], tmp_path, stdin=reader)
+    os.close(reader)
+    producer = threading.Thread(target=os.write, args=(writer, data), daemon=True)
+    producer.start()
+    try:
+        workers = _workers_at_work(run, 2)
+        _until(run, lambda: all(_idle(pid) for pid in workers), "checking the two batches")
+        _interrupt(run, [INT], group=True)
+    finally:
+        os.close(writer)
     _ended_well(run, 130)
     report = json.loads(run.output)
-    _partial(report, _lines(corpus[0]))
+    _partial(report, data.count(b"\n"))
+    assert report["records"] >= 2 * 4_000_000 // max(map(len, data.splitlines()))  # both batches whole
     assert report["lines"] == report["records"]  # the corpus has no blank line: every line counted is checked
 
 
@@ -308,8 +332,9 @@ def test_one_job_prints_the_partial_summary_on_sigterm(corpus, tmp_path):
     _partial(json.loads(run.output), _lines(corpus[0]))
 
 
-@pytest.mark.parametrize("jobs", ["1", "2"])
-@pytest.mark.parametrize("form", ["text", "sarif", "junit", "github"])
+@pytest.mark.parametrize(
+    ("form", "jobs"), [("text", "1"), ("text", "2"), ("sarif", "2"), ("junit", "2"), ("github", "2")]
+)
 def test_every_format_says_the_run_was_cut_short(corpus, tmp_path, form, jobs):
     run = _start(["validate", "--jobs", jobs, "--format", form, *map(str, corpus)], tmp_path)
     if jobs == "1":
@@ -353,7 +378,7 @@ def test_report_of_an_interrupted_run_is_no_pass_on_the_page_or_the_terminal(cor
     assert "interrupted: the counts cover only the lines read before it" in html
 
 
-@pytest.mark.parametrize("form", ["json", "text", "markdown"])
+@pytest.mark.parametrize("form", ["json", "markdown"])
 def test_coverage_rates_the_rollouts_read_and_says_so(corpus, tmp_path, form):
     run = _start(["coverage", "--format", form, str(corpus[0])], tmp_path)
     _reading(run, corpus)
@@ -425,8 +450,12 @@ def endless(tmp_path: Path) -> tuple[Path, Path]:
     return pipes
 
 
-@pytest.mark.parametrize("arguments", READERS, ids=[" ".join(a[:2]).replace("{", "").replace("}", "") for a in READERS])
-@pytest.mark.parametrize(("signum", "status"), [(INT, 130), (TERM, 143)], ids=["int", "term"])
+# Each command gets one of the two signals, in turn: both are met by commands of every kind.
+@pytest.mark.parametrize(
+    ("arguments", "signum", "status"),
+    [(arguments, *((INT, 130), (TERM, 143))[index % 2]) for index, arguments in enumerate(READERS)],
+    ids=[" ".join(a[:2]).replace("{", "").replace("}", "") for a in READERS],
+)
 def test_every_command_that_reads_files_stops_on_a_signal_while_it_reads(endless, tmp_path, arguments, signum, status):
     jsonl, json_document = endless
     places = {"jsonl": str(jsonl), "json": str(json_document), "out": str(tmp_path)}
@@ -515,16 +544,14 @@ def _ray_task_running(leader: int) -> bool:
     return False
 
 
-@pytest.mark.parametrize(
-    ("signum", "group", "status"), [(INT, True, 130), (TERM, False, 143)], ids=["int-group", "term"]
-)
-def test_a_ray_run_gives_the_partial_summary_and_takes_its_cluster_with_it(corpus, tmp_path, signum, group, status):
-    """The cluster the command started here ends with it; Ray's own SIGTERM handler does not skip the summary."""
+def test_a_ray_run_gives_the_partial_summary_and_takes_its_cluster_with_it(corpus, tmp_path):
+    """SIGTERM to the group, as a CI runner cancels a job: Ray's own SIGTERM handler, which ends the
+    driver at once, does not skip the summary, and the cluster the command started here ends with it."""
     pytest.importorskip("ray")
     run = _start(["validate", "--engine", "ray", "--format", "json", str(corpus[0])], tmp_path)
     _until(run, lambda: _ray_task_running(run.process.pid), "running a Ray task")
-    _interrupt(run, [signum], group=group, pause=False)  # a Ray cluster is not paused: its heartbeats would lapse
-    assert run.process.returncode == status, run.stderr.read_text()
+    _interrupt(run, [TERM], group=True, pause=False)  # a Ray cluster is not paused: its heartbeats would lapse
+    assert run.process.returncode == 143, run.stderr.read_text()
     assert run.seconds < 3 * BOUND_SECONDS  # the most of it is Ray's own shutdown of the cluster
     assert "Traceback" not in run.stderr.read_text()
     _nothing_left(run.process.pid)
