@@ -545,12 +545,13 @@ def _ray_task_running(leader: int) -> bool:
 
 
 def test_a_ray_run_gives_the_partial_summary_and_takes_its_cluster_with_it(corpus, tmp_path):
-    """SIGTERM to the group, as a CI runner cancels a job: Ray's own SIGTERM handler, which ends the
-    driver at once, does not skip the summary, and the cluster the command started here ends with it."""
+    """SIGTERM to the command: Ray's own SIGTERM handler, which would end the driver at once, does not
+    skip the summary, and the cluster the command started here ends with it. (Ctrl-C to the group
+    takes the same way; Ray's processes hold SIGINT back.)"""
     pytest.importorskip("ray")
     run = _start(["validate", "--engine", "ray", "--format", "json", str(corpus[0])], tmp_path)
     _until(run, lambda: _ray_task_running(run.process.pid), "running a Ray task")
-    _interrupt(run, [TERM], group=True, pause=False)  # a Ray cluster is not paused: its heartbeats would lapse
+    _interrupt(run, [TERM], group=False, pause=False)  # a Ray cluster is not paused: its heartbeats would lapse
     assert run.process.returncode == 143, run.stderr.read_text()
     assert run.seconds < 3 * BOUND_SECONDS  # the most of it is Ray's own shutdown of the cluster
     assert "Traceback" not in run.stderr.read_text()
