@@ -1,6 +1,6 @@
 """Worker processes this process owns: tasks handed out in order, stopped on request, never left behind.
 
-Each worker has a pipe of its own to the parent, so that a worker that dies or is killed cannot
+Each worker has a socket of its own to the parent, so that a worker that dies or is killed cannot
 leave a lock held that the others need. A worker ignores SIGINT and takes SIGTERM as a request to
 stop (`gym_contract._interrupts`): when the parent is interrupted, `Workers.stop` asks the busy
 ones to hand back what they had done, waits a bounded time for it, and kills them all. A worker
@@ -15,6 +15,8 @@ import os
 import pickle
 import queue
 import signal
+import socket
+import struct
 import sys
 import threading
 import time
@@ -22,7 +24,7 @@ from collections import deque
 from collections.abc import Callable
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
-from multiprocessing.connection import Connection, wait
+from multiprocessing.connection import wait
 from typing import Any
 
 from gym_contract import _interrupts
@@ -42,7 +44,7 @@ class WorkerLost(RuntimeError):  # noqa: N818 - names what happened, as InputUnr
 @dataclass
 class _Worker:
     process: Any
-    connection: Connection
+    connection: socket.socket
     tickets: deque[int] = field(default_factory=deque)
     broken: bool = False
     """A message to or from it was cut: nothing more is read from it."""
@@ -62,7 +64,7 @@ class Workers:
         try:
             with _interrupts.deferred(), _signals_blocked():
                 for _ in range(count):
-                    ours, theirs = context.Pipe(duplex=True)
+                    ours, theirs = socket.socketpair()
                     # Under fork a worker inherits the parent's ends of the earlier workers' pipes: it closes
                     # them, or a worker would not see the parent go away while a later one lives.
                     inherited = [worker.connection for worker in self._workers] + [ours]
@@ -92,6 +94,7 @@ class Workers:
         ticket = self._next_ticket
         self._next_ticket += 1
         self._queued.append((ticket, pickle.dumps((ticket, function, argument), pickle.HIGHEST_PROTOCOL)))
+        self._receive(0)  # the results already there make room for more work
         self._send_queued()
         return ticket
 
@@ -146,7 +149,7 @@ class Workers:
             worker.tickets.append(ticket)
             try:
                 with _interrupts.deferred(), _cut_marks_broken(worker):
-                    worker.connection.send_bytes(message)
+                    _send(worker.connection, message)
             except OSError:  # the worker is gone (its pipe is broken)
                 self._lost(worker)
 
@@ -161,7 +164,7 @@ class Workers:
             if worker.connection in ready:
                 try:
                     with _interrupts.deferred(), _cut_marks_broken(worker):
-                        ticket, finished, value = pickle.loads(worker.connection.recv_bytes())
+                        ticket, finished, value = pickle.loads(_receive(worker.connection))
                 except (EOFError, OSError):
                     self._lost(worker)
                     continue
@@ -190,8 +193,7 @@ class Workers:
             if worker.process.exitcode is None:
                 _signal(worker.process, signal.SIGKILL)
                 worker.process.join(_REAP_SECONDS)
-            if not worker.connection.closed:
-                worker.connection.close()
+            worker.connection.close()
 
 
 def _context() -> Any:
@@ -234,14 +236,44 @@ def _cut_marks_broken(worker: _Worker) -> Any:
 # ------------------------------------------------------------------------------------------ worker side
 
 
-def _serve(connection: Connection, inherited: list[Connection]) -> None:
+# ------------------------------------------------------------------------------------------ messages
+
+_HEADER = struct.Struct("!Q")
+
+
+def _send(connection: socket.socket, message: bytes) -> None:
+    connection.sendall(_HEADER.pack(len(message)))
+    connection.sendall(message)
+
+
+def _receive(connection: socket.socket) -> bytearray:
+    """One message, read whole; `EOFError` when the other end has closed."""
+    size = _HEADER.unpack(_exactly(connection, _HEADER.size))[0]
+    return _exactly(connection, size)
+
+
+def _exactly(connection: socket.socket, size: int) -> bytearray:
+    # MSG_WAITALL: one call for the whole message, so that a worker's thread that reads the next task
+    # takes the interpreter's lock once per task, not once per buffer of the socket.
+    data = bytearray(size)
+    view = memoryview(data)
+    got = 0
+    while got < size:
+        count = connection.recv_into(view[got:], size - got, socket.MSG_WAITALL)
+        if count == 0:
+            raise EOFError("the other end closed")
+        got += count
+    return data
+
+
+def _serve(connection: socket.socket, inherited: list[socket.socket]) -> None:
     """In a worker: run the tasks that come down the pipe, in order, and send each result back."""
     _interrupts.as_worker()
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
     for other in inherited:
         other.close()
-    tasks: queue.SimpleQueue[bytes] = queue.SimpleQueue()
+    tasks: queue.SimpleQueue[bytearray] = queue.SimpleQueue()
     threading.Thread(target=_take_tasks, args=(connection, tasks), daemon=True).start()
     while True:
         ticket, function, argument = pickle.loads(tasks.get())
@@ -253,14 +285,14 @@ def _serve(connection: Connection, inherited: list[Connection]) -> None:
             message = pickle.dumps(outcome, pickle.HIGHEST_PROTOCOL)
         except Exception as error:  # a result or exception that cannot be pickled
             message = pickle.dumps((ticket, False, RuntimeError(f"a worker's result cannot be sent: {error}")))
-        connection.send_bytes(message)
+        _send(connection, message)
 
 
-def _take_tasks(connection: Connection, tasks: queue.SimpleQueue[bytes]) -> None:
+def _take_tasks(connection: socket.socket, tasks: queue.SimpleQueue[bytearray]) -> None:
     """Read tasks as they come, so that the parent never waits on a worker busy sending a result;
     end the process when the parent closes its end or goes away."""
     while True:
         try:
-            tasks.put(connection.recv_bytes())
+            tasks.put(_receive(connection))
         except (EOFError, OSError):
             os._exit(0)

@@ -136,16 +136,28 @@ def _until(run: Run, ready: Callable[[], bool], what: str, timeout: float = 120.
         time.sleep(0.01)
 
 
-def _workers_at_work(run: Run, workers: int) -> list[int]:
-    """Wait until the command has ``workers`` worker processes, each of which has read 2 MB."""
+def _workers_at_work(run: Run, workers: int, working: Callable[[int], bool] | None = None) -> list[int]:
+    """Wait until the command has ``workers`` worker processes, each of which is ``working`` (by
+    default: has read 2 MB of its input)."""
     found: list[int] = []
+    working = working or (lambda pid: _bytes_read(pid) >= 2_000_000)
 
-    def reading() -> bool:
+    def at_work() -> bool:
         found[:] = [pid for pid in _session(run.process.pid) if pid != run.process.pid]
-        return len(found) >= workers and all(_bytes_read(pid) >= 2_000_000 for pid in found)
+        return len(found) >= workers and all(working(pid) for pid in found)
 
-    _until(run, reading, f"{workers} workers reading")
+    _until(run, at_work, f"{workers} workers at work")
     return found
+
+
+def _cpu_seconds(pid: int) -> float:
+    """The processor time a process has had (a forked worker starts at 0)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0.0
+    user, system = stat[stat.rindex(")") + 2 :].split()[11:13]
+    return (int(user) + int(system)) / os.sysconf("SC_CLK_TCK")
 
 
 def _reading(run: Run, inputs: tuple[Path, ...], at_least: int = 2_000_000) -> None:
@@ -312,7 +324,9 @@ def test_a_stream_checked_in_batches_by_workers_gives_the_batches_checked(corpus
     producer = threading.Thread(target=os.write, args=(writer, data), daemon=True)
     producer.start()
     try:
-        workers = _workers_at_work(run, 2)
+        # A batch reaches a worker through a socket, which the I/O counters do not count: it is at
+        # work once it has had some processor time, and done with its batch once it waits again.
+        workers = _workers_at_work(run, 2, lambda pid: _cpu_seconds(pid) >= 0.05)
         _until(run, lambda: all(_idle(pid) for pid in workers), "checking the two batches")
         _interrupt(run, [INT], group=True)
     finally:
