@@ -173,6 +173,7 @@ def _nudging() -> Iterator[None]:
         yield
     finally:
         signal.set_wakeup_fd(before)
+        _nudge_pipe = None  # its numbers are free again: a worker started later must not close them
         os.close(writer)  # the watcher reads the end of the pipe and stops
         watcher.join(_NUDGE_SECONDS * 4)
         os.close(reader)

@@ -4,7 +4,7 @@ Each worker has a socket of its own to the parent, so that a worker that dies or
 leave a lock held that the others need. A worker ignores SIGINT and takes SIGTERM as a request to
 stop (`gym_contract._interrupts`): when the parent is interrupted, `Workers.stop` asks the busy
 ones to hand back what they had done, waits a bounded time for it, and kills them all. A worker
-whose parent goes away (its pipe reaches its end) ends at once, so none outlives the parent even
+whose parent goes away (its socket reaches its end) ends at once, so none outlives the parent even
 when the parent is killed.
 """
 
@@ -33,7 +33,7 @@ __all__ = ["WorkerLost", "Workers"]
 
 # Tasks sent to a worker ahead of its results: the second is there when the first is done.
 _AHEAD = 2
-# How long a worker that was asked to end (its pipe closed, or killed) is waited for.
+# How long a worker that was asked to end (its socket closed, or killed) is waited for.
 _REAP_SECONDS = 1.0
 
 
@@ -65,7 +65,7 @@ class Workers:
             with _interrupts.deferred(), _signals_blocked():
                 for _ in range(count):
                     ours, theirs = socket.socketpair()
-                    # Under fork a worker inherits the parent's ends of the earlier workers' pipes: it closes
+                    # Under fork a worker inherits the parent's ends of the earlier workers' sockets: it closes
                     # them, or a worker would not see the parent go away while a later one lives.
                     inherited = [worker.connection for worker in self._workers] + [ours]
                     process = context.Process(target=_serve, args=(theirs, inherited), daemon=True)
@@ -150,7 +150,7 @@ class Workers:
             try:
                 with _interrupts.deferred(), _cut_marks_broken(worker):
                     _send(worker.connection, message)
-            except OSError:  # the worker is gone (its pipe is broken)
+            except OSError:  # the worker is gone (its socket is broken)
                 self._lost(worker)
 
     def _receive(self, timeout: float | None) -> None:
@@ -176,12 +176,12 @@ class Workers:
     def _lost(self, worker: _Worker) -> None:
         worker.broken = True
         if not self._stopped:
-            worker.process.join(_REAP_SECONDS)  # its pipe ends a moment before it can be reaped
+            worker.process.join(_REAP_SECONDS)  # its socket ends a moment before it can be reaped
             code = worker.process.exitcode
             raise WorkerLost(f"a worker process ended with work outstanding (exit status {code})")
 
     def _close(self) -> None:
-        """Every task done: close the pipes, which ends the workers, and wait for them."""
+        """Every task done: close the sockets, which ends the workers, and wait for them."""
         for worker in self._workers:
             worker.connection.close()
         self._reap()
@@ -267,7 +267,7 @@ def _exactly(connection: socket.socket, size: int) -> bytearray:
 
 
 def _serve(connection: socket.socket, inherited: list[socket.socket]) -> None:
-    """In a worker: run the tasks that come down the pipe, in order, and send each result back."""
+    """In a worker: run the tasks that come down the socket, in order, and send each result back."""
     _interrupts.as_worker()
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
