@@ -47,6 +47,9 @@ CODES: dict[str, CodeInfo] = {
         "error", "An object repeats a key; parsers keep one value and silently drop the other."
     ),
     "kind_unknown": CodeInfo("error", "The record's kind cannot be told from its shape; name it with --kind."),
+    "no_records": CodeInfo(
+        "error", "The inputs hold no record at all, so nothing was checked: a gate that checked nothing fails."
+    ),
     # Structure (CONTRACT 9.1)
     "schema_violation": CodeInfo("error", "The record breaks its JSON Schema (the keyword says which rule)."),
     # Rules the reference checks (CONTRACT 9.2)

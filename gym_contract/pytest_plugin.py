@@ -57,10 +57,12 @@ class Contract:
         self._fail_on_any([d for d in found if self._fails(d)], "these records")
         return found
 
-    def check_file(self, path: str | os.PathLike[str], kind: str | None = None) -> Report:
-        """Check a JSON, JSONL, .gz or .zst file as `gym-contract validate` does; the failure names lines."""
+    def check_file(self, path: str | os.PathLike[str], kind: str | None = None, *, allow_empty: bool = False) -> Report:
+        """Check a JSON, JSONL, .gz or .zst file as `gym-contract validate` does; the failure names lines.
+        A file that holds no record fails (`no_records`) unless ``allow_empty``."""
         __tracebackhide__ = True
         report = check_files([os.fspath(path)], kind, now=self.now)
+        report.note_empty(allow_empty=allow_empty)
         self._fail_on_any([d for d in report.diagnostics if self._fails(d)], os.fspath(path))
         return report
 

@@ -72,7 +72,7 @@ def test_any_defect_drawn_without_a_code_is_one_of_them(defect: contract.Defect)
 
 
 def test_every_code_of_a_record_or_a_line_has_a_defect_strategy():
-    about_files = {"input_unreadable", "input_truncated", "line_too_long"}
+    about_files = {"input_unreadable", "input_truncated", "line_too_long", "no_records"}
     assert set(contract.DEFECT_CODES) == set(CODES) - about_files
 
 

@@ -15,6 +15,7 @@ from gym_contract.cli._common import (
     EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
+    WholeNumber,
     count,
     interrupted_status,
     positive,
@@ -23,7 +24,7 @@ from gym_contract.cli._common import (
     verdict,
 )
 from gym_contract.cli._examples import add_examples
-from gym_contract.cli._parsers import engine_arguments, register_all
+from gym_contract.cli._parsers import allow_empty_argument, engine_arguments, lone_option, register_all
 
 # The engine and the renderer are imported by the command that runs: `--version`, `--help` and
 # `schema` start without them.
@@ -66,6 +67,7 @@ def _validate(args: argparse.Namespace) -> int:
 
             render_unreadable(args.format, error, sys.stdout)
         return EXIT_USAGE
+    report.note_empty(allow_empty=args.allow_empty)
     if report.interrupted:
         status = verdict(args, interrupted_status())  # whatever the part read says, the run is not whole
     else:
@@ -84,10 +86,14 @@ def _validate(args: argparse.Namespace) -> int:
     return status
 
 
+MAX_JOBS = 1024
+_WORKERS = WholeNumber(1, MAX_JOBS, f"a number of worker processes from 1 to {MAX_JOBS:,}, or auto")
+
+
 def _jobs(text: str) -> int:
     """A number of worker processes, or `auto`: one per core this process may run on."""
     if text != "auto":
-        return positive(text, "a positive whole number or auto")
+        return _WORKERS(text)
     usable = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
     return len(usable) if usable else os.cpu_count() or 1
 
@@ -130,6 +136,10 @@ def _schema_diff(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as error:
         say(str(error))
         return EXIT_USAGE
+    for where, documents in ((args.old, old), (args.new or "the package's schemas", new)):
+        if not documents:  # a comparison with nothing would find nothing breaking, and pass
+            say(f"{where}: holds no schema file (*.json): nothing to compare")
+            return EXIT_USAGE
     found = changes(old, new)
     breaking = [change for change in found if change.verdict == "breaking"]
     if args.format == "json":
@@ -178,7 +188,8 @@ def build_parser(*, every_command: bool = True) -> argparse.ArgumentParser:
         "validate",
         help="check rollout files, bundles or trajectories against the contract",
         description="Check JSON, JSONL, .gz, .zst files or stdin (-) record by record. "
-        "Exit 0 when nothing reaches --fail-on, 1 when something does, 2 when an input cannot be opened.",
+        "Exit 0 when nothing reaches --fail-on, 1 when something does or the inputs hold no record (unless "
+        "--allow-empty), 2 when an input cannot be opened.",
     )
     validate.add_argument("paths", nargs="+", metavar="PATH", help="input files; - for stdin")
     validate.add_argument("--kind", choices=KINDS, help="kind of every record (default: told from each record's shape)")
@@ -212,6 +223,7 @@ def build_parser(*, every_command: bool = True) -> argparse.ArgumentParser:
         "a lone compressed file or stdin in batches",
     )
     validate.add_argument("--quiet", action="store_true", help="print only the summary")
+    allow_empty_argument(validate)
     engine_arguments(validate)
     validate.set_defaults(handler=_validate)
 
@@ -263,6 +275,27 @@ def _needs_every_command(arguments: list[str]) -> bool:
     return command not in _OWN_COMMANDS
 
 
+def _parse(parser: argparse.ArgumentParser, arguments: list[str]) -> argparse.Namespace:
+    """``arguments`` parsed; an option no command knows is the usage error of the command it was given to,
+    which shows that command's usage (argparse alone would show the top level's)."""
+    args, unknown = parser.parse_known_args(arguments)
+    if unknown:
+        _chosen(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
+    if (lone := lone_option(args)) is not None:
+        _chosen(parser, args).error(lone)
+    return args
+
+
+def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the deepest command ``args`` names (`outcome claude-code`, `schema show`, …)."""
+    while True:
+        commands = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        name = getattr(args, commands.dest, None) if commands is not None else None
+        if commands is None or name not in commands.choices:
+            return parser
+        parser = commands.choices[name]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
     for name in ("stdout", "stderr"):
@@ -272,7 +305,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         # Run as the program, a signal after the first leaves the exit status as the first decided it.
         with handling(keep_after=argv is None):
-            args = build_parser(every_command=_needs_every_command(arguments)).parse_args(arguments)
+            args = _parse(build_parser(every_command=_needs_every_command(arguments)), arguments)
             status = int(args.handler(args))
             sys.stdout.flush()  # a failing output is found here, not while the interpreter shuts down
         return status

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
@@ -69,6 +70,19 @@ def say_damaged(diagnostic: Diagnostic) -> None:
     say(f"{where}: {diagnostic.code}: {diagnostic.message}")
 
 
+def nothing_checked(what: str, allow_empty: bool) -> int:
+    """The exit status of a command that found nothing to check, which it says on stderr with the code
+    `no_records`: 1, or 0 when the run may be empty (``allow_empty``)."""
+    from gym_contract.diagnostics import docs_url
+
+    if allow_empty:
+        say(f"no_records: {what}; allowed")
+        return EXIT_OK
+    hint = "an empty input that is expected: --allow-empty"
+    say(f"no_records: {what}: nothing was checked ({hint}); see {docs_url('no_records')}")
+    return EXIT_FAILED
+
+
 def print_json(value: Any) -> None:
     """``value`` on stdout as JSON indented by two spaces: any depth, any number the readers keep."""
     from gym_contract._json_writing import dumps
@@ -82,23 +96,41 @@ def usage_error(message: str) -> int:
     return EXIT_USAGE
 
 
-def count(text: str) -> int:
-    """An argument type: a whole number of at least 0, or a usage error that says what was expected."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 0, got {text!r}")
-    return value
+INT64_MAX = 2**63 - 1
+"""The largest count or seed an option takes: what a signed 64-bit integer holds, as every reader of ours does."""
 
 
-def positive(text: str, expected: str = "a positive whole number") -> int:
-    """An argument type: a whole number of at least 1, or a usage error that says what was expected."""
+class WholeNumber:
+    """An argument type: a whole number from ``least`` to ``most``, or argparse's usage error, which names
+    the option (`argument --exit-code: expected …`) and exits 2. Every numeric option takes one, so that
+    no number a later step cannot hold gets past the parser."""
+
+    def __init__(self, least: int, most: int = INT64_MAX, expected: str | None = None) -> None:
+        self.least, self.most = least, most
+        self.expected = expected or f"a whole number from {least:,} to {most:,}"
+
+    def __call__(self, text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or not self.least <= value <= self.most:
+            raise argparse.ArgumentTypeError(f"expected {self.expected}, got {text!r}")
+        return value
+
+
+count = WholeNumber(0, expected="a whole number of at least 0, at most 2**63 - 1")
+positive = WholeNumber(1, expected="a positive whole number, at most 2**63 - 1")
+seed = WholeNumber(-(2**63), expected="a whole number within 64 bits (-2**63 to 2**63 - 1)")
+exit_status = WholeNumber(-(2**63), 2**64 - 1, expected="an exit status: a whole number within 64 bits")
+
+
+def seconds(text: str) -> float:
+    """An argument type: a finite number of seconds of at least 0 whose milliseconds a double holds."""
     try:
-        value = int(text)
+        value = float(text)
     except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+        value = -1.0
+    if not (math.isfinite(value) and value >= 0 and math.isfinite(value * 1000)):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds of at least 0, got {text!r}")
     return value

@@ -7,7 +7,15 @@ import sys
 from functools import partial
 from typing import Any, TextIO, cast
 
-from gym_contract.cli._common import EXIT_OK, interrupted_status, print_json, say, say_damaged, usage_error
+from gym_contract.cli._common import (
+    EXIT_OK,
+    interrupted_status,
+    nothing_checked,
+    print_json,
+    say,
+    say_damaged,
+    usage_error,
+)
 from gym_contract.cli._render import Progress, coverage_table, progress_bar, wants_colour
 from gym_contract.cli._tables import Table
 from gym_contract.cli._tables import render as render_table
@@ -61,6 +69,9 @@ def _coverage(args: argparse.Namespace) -> int:
         except _sources.InputUnreadable as error:
             return usage_error(str(error))
     matrix, damaged, skipped = run.matrix, len(run.damaged), run.other_records
+    status = EXIT_OK
+    if not matrix.total and not run.interrupted:  # an interrupted run says nothing of what it did not read
+        status = nothing_checked("the inputs hold no rollout or trajectory record to rate", args.allow_empty)
     if args.format == "json":
         document: dict[str, Any] = {"by": by, **matrix.to_dict(), "damaged_lines": damaged, "other_records": skipped}
         if args.explain:
@@ -81,7 +92,7 @@ def _coverage(args: argparse.Namespace) -> int:
     if run.interrupted:
         say("interrupted: the matrix rates only the rollouts read before it")
         return interrupted_status()
-    return EXIT_OK
+    return status
 
 
 def _rate_here(paths: list[str], by: GroupBy) -> CoverageRun:

@@ -24,8 +24,6 @@ from gym_contract.validation._report import Report
 
 def check_on_ray(args: argparse.Namespace, progress: Any) -> Report:
     """The report of `validate`; raises what `check_files` raises, and `RayUnavailable`."""
-    if args.jobs != 1:
-        say("--jobs is for --engine local; on Ray every core of the cluster takes a share")
     return validate_dataset(
         args.paths,
         args.kind,
@@ -34,6 +32,7 @@ def check_on_ray(args: argparse.Namespace, progress: Any) -> Report:
         address=args.address,
         per_record=args.format == "junit",
         progress=progress,
+        verbose=args.verbose,
     )
 
 
@@ -43,7 +42,7 @@ def rate_on_ray(args: argparse.Namespace, by: GroupBy) -> CoverageRun | int:
 
     try:
         with progress_bar(True, "rating") as progress:
-            run = coverage_dataset(args.paths, by=by, address=args.address, progress=progress)
+            run = coverage_dataset(args.paths, by=by, address=args.address, progress=progress, verbose=args.verbose)
     except (InputUnreadable, RayUnavailable) as error:
         return usage_error(str(error))
     for damaged in run.damaged:
@@ -67,6 +66,7 @@ def project_on_ray(args: argparse.Namespace) -> int:
                 address=args.address,
                 progress=progress,
                 parquet=args.parquet,
+                verbose=args.verbose,
             )
     except (InputUnreadable, RayUnavailable) as error:
         return usage_error(str(error))

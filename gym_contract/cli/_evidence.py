@@ -5,8 +5,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections import Counter
+from typing import Any
 
 from gym_contract._json_writing import dumps
+from gym_contract._vocabulary import OBSERVATIONS, detect_kind
 from gym_contract.cli._common import (
     EXIT_FAILED,
     EXIT_OK,
@@ -21,24 +24,58 @@ from gym_contract.diagnostics import Diagnostic
 from gym_contract.evidence._capture import read_capture
 from gym_contract.evidence._join import join
 from gym_contract.evidence._projecting import project_source
-from gym_contract.evidence._projection import observations_refusal
+from gym_contract.evidence._projection import observations_refusal, trajectory_identity
 from gym_contract.models import AgentObservationBundle
 from gym_contract.reading import _records, _sources
+from gym_contract.validation import iter_diagnostics
 
 
-def _read_bundle(path: str) -> AgentObservationBundle | str:
-    """The one bundle a JSON document holds, or why it cannot be joined (in one line)."""
+def _read_bundle(path: str, rollout_id: str) -> AgentObservationBundle | str:
+    """The observations to join, or why there are none, in one line: an ng_agent_observations bundle, or
+    the one a rollout record of ``rollout_id`` carries (a file of rollout records is searched for it)."""
+    name = path.lower().removesuffix(".gz").removesuffix(".zst")
+    found: list[tuple[int | None, Any, str]] = []  # (line, the observations, what holds them)
+    other: Counter[str] = Counter()
     with _sources.open_source(path) as source:
-        records = list(_records.records_of(source, json_document=True))
-    if len(records) != 1:
-        return f"{path}: expected one ng_agent_observations bundle, found {len(records)} records"
-    line, record = records[0]
-    if isinstance(record, Diagnostic):
-        return str(record.at(source=path, line=line))
-    bundle, refused = observations_refusal(record)
+        for line, record in _records.records_of(source, json_document=not name.endswith(".jsonl")):
+            if isinstance(record, Diagnostic):
+                return str(record.at(source=path, line=line))
+            kind = detect_kind(record)
+            if kind == "bundle":
+                found.append((line, record, "the bundle"))
+            elif kind == "rollout" and _rollout_id(record) == rollout_id:
+                found.append(
+                    (line, record.get(OBSERVATIONS), f"the {OBSERVATIONS} of the rollout record of {rollout_id}")
+                )
+            elif kind == "rollout":
+                other[f"rollout records of other rollouts than {rollout_id}"] += 1
+            else:
+                other[f"{kind} records" if kind else "records of no known kind"] += 1
+    if len(found) != 1:
+        seen = f"{len(found)} of them" if found else ", ".join(f"{n} {what}" for what, n in other.items())
+        return (
+            f"{path}: expected one {OBSERVATIONS} bundle, or one rollout record of {rollout_id} that "
+            f"carries one; found {seen or 'nothing'}"
+        )
+    line, raw, holder = found[0]
+    where = f"{path}:{line}" if line is not None else path
+    if raw is None:
+        return f"{where}: the rollout record of {rollout_id} carries no {OBSERVATIONS} to join"
+    bundle, refused = observations_refusal(raw)
     if bundle is None:
-        return f"{path}: the bundle cannot be joined: {refused} (gym-contract validate says more)"
+        within = "" if holder == "the bundle" else f"/{OBSERVATIONS}"
+        first = next((d for d in iter_diagnostics(raw, "bundle") if d.severity == "error"), None)
+        why = f"{within}{first.path or ('' if within else '/')}: {first.code}: {first.message}" if first else refused
+        return f"{where}: {holder} cannot be joined: {why}"
     return bundle
+
+
+def _rollout_id(record: dict[str, Any]) -> str | None:
+    """The rollout id `project` gives a rollout record, or None when it has no usable one."""
+    try:
+        return trajectory_identity(record)[1]
+    except (KeyError, ValueError, TypeError):
+        return None
 
 
 def _capture_directory_problem(path: str) -> str | None:
@@ -53,7 +90,7 @@ def _join(args: argparse.Namespace) -> int:
     if (problem := _capture_directory_problem(args.capture)) is not None:
         return usage_error(problem)
     try:
-        bundle = _read_bundle(args.observations)
+        bundle = _read_bundle(args.observations, args.rollout_id)
         capture = read_capture(args.capture, args.rollout_id)
     except _sources.InputUnreadable as error:
         return usage_error(str(error))
@@ -69,8 +106,6 @@ def _join(args: argparse.Namespace) -> int:
 
 
 def _project(args: argparse.Namespace) -> int:
-    if args.parquet and args.engine != "ray":
-        return usage_error("--parquet goes with --engine ray, which writes a directory of shards")
     if args.engine == "ray":
         from gym_contract.cli._distributed import project_on_ray
 

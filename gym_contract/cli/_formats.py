@@ -74,8 +74,9 @@ def _result(diagnostic: Diagnostic, index: dict[str, int]) -> dict[str, Any]:
         "ruleId": diagnostic.code,
         "level": _SARIF_LEVEL[diagnostic.severity],
         "message": {"text": diagnostic.message},
-        "locations": [_location(diagnostic)],
     }
+    if location := _location(diagnostic):  # none for a diagnostic about the whole run (no_records)
+        result["locations"] = [location]
     if diagnostic.code in index:
         result["ruleIndex"] = index[diagnostic.code]
     if diagnostic.record is not None or diagnostic.kind is not None:
@@ -154,9 +155,11 @@ def render_unreadable(format_name: str, error: Exception, out: TextIO) -> None:
 
 
 def render_junit(report: Report, fail_on: Severity, out: TextIO) -> None:
-    """A test suite per input and a test case per record: a record whose diagnostics reach ``fail_on``
-    fails, a damaged line is an error, every other record passes. Written as it goes, so that a file
-    of a million records does not become a tree in memory."""
+    """A test suite per input and a test case per record, `record N` (N counts an input's records and
+    damaged lines from 0): a record whose diagnostics reach ``fail_on`` fails, a damaged line is an
+    error, every other record passes; a diagnostic about the whole run (`no_records`) is a test case of
+    a suite of its own, `all inputs`. Written as it goes, so that a file of a million records does not
+    become a tree in memory."""
     # The diagnostics listed, by what they are about: a record by its index, a damaged line by its number.
     listed: dict[tuple[str | None, str, int | None], list[Diagnostic]] = defaultdict(list)
     for diagnostic in report.diagnostics:
@@ -166,8 +169,12 @@ def render_junit(report: Report, fail_on: Severity, out: TextIO) -> None:
     counts = _suite_counts(report, fail_on)
     suites = [(name, counts.get(name, (0, 0))) for name in report.items_by_input]
     failures = sum(failing for _, (failing, _) in suites)
-    errors = sum(damaged for _, (_, damaged) in suites) + report.interrupted
-    tests = sum(report.items_by_input.values()) + report.interrupted
+    errors = sum(damaged for _, (_, damaged) in suites)
+    tests = sum(report.items_by_input.values())
+    whole_run = [d for d in report.diagnostics if (d.source, d.line, d.record) == (None, None, None)]
+    run_failures = sum(report.reaches(d.severity, fail_on) for d in whole_run)
+    tests, failures = tests + len(whole_run) + report.interrupted, failures + run_failures
+    errors += report.interrupted
     out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
     out.write(
         f'<testsuites name="gym-contract validate" tests="{tests}" failures="{failures}" errors="{errors}" '
@@ -180,6 +187,19 @@ def render_junit(report: Report, fail_on: Severity, out: TextIO) -> None:
         )
         for item in range(report.items_by_input[name]):
             out.write(_test_case(report, name, item, fail_on, listed))
+        out.write("  </testsuite>\n")
+    if whole_run:
+        out.write(f'  <testsuite name="all inputs" tests="{len(whole_run)}" failures="{run_failures}" errors="0">\n')
+        for diagnostic in whole_run:
+            head = f'    <testcase name={quoteattr(diagnostic.code)} classname="all inputs"'
+            if not report.reaches(diagnostic.severity, fail_on):
+                out.write(head + "/>\n")
+                continue
+            message = quoteattr(diagnostic.message)
+            out.write(
+                f"{head}>\n      <failure type={quoteattr(diagnostic.code)} message={message}>"
+                f"{escape(str(diagnostic))}</failure>\n    </testcase>\n"
+            )
         out.write("  </testsuite>\n")
     if report.interrupted:
         out.write(_INTERRUPTED_SUITE)
@@ -213,18 +233,19 @@ def _test_case(
     fail_on: Severity,
     listed: dict[tuple[str | None, str, int | None], list[Diagnostic]],
 ) -> str:
+    # Every case is named by its item alone, passing or not: CI follows a test by its name from run to
+    # run, and the line of a failing record is in its failure's text.
+    head = f'    <testcase name="record {item}" classname={quoteattr(name)}'
     flag = report.flagged.get((name, item))
     if flag is None:
-        return f'    <testcase name="record {item}" classname={quoteattr(name)}/>\n'
+        return head + "/>\n"
     worst, line, damaged = flag
-    where = f" (line {line})" if line is not None else ""
-    label = f"line {line}" if damaged else f"record {item}{where}"
-    head = f"    <testcase name={quoteattr(label)} classname={quoteattr(name)}"
     diagnostics = listed.get((name, "line", line) if damaged else (name, "record", item), [])
     if not damaged and not report.reaches(worst, fail_on):
         return head + "/>\n"  # warnings below --fail-on: the record passes
+    where = f"{name}:{line}: " if line is not None else ""
     text = "\n".join(str(diagnostic) for diagnostic in diagnostics) or (
-        "its diagnostics are counted but not listed: raise --max-diagnostics to see them"
+        f"{where}its diagnostics are counted but not listed: raise --max-diagnostics to see them"
     )
     first = diagnostics[0].code if diagnostics else worst
     message = diagnostics[0].message if diagnostics else f"a diagnostic of severity {worst}"

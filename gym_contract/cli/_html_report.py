@@ -22,6 +22,7 @@ def _report(args: argparse.Namespace) -> int:
                 fail_on=args.fail_on,
                 title=args.title,
                 progress=progress,
+                allow_empty=args.allow_empty,
             )
     except (ReportExtraMissing, InputUnreadable) as error:
         return usage_error(str(error))

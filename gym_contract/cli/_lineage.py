@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from gym_contract.cli._common import EXIT_FAILED, EXIT_OK, print_json, say, usage_error, verdict
-from gym_contract.evidence._capture import CAPTURE_SUFFIX, read_capture
+from gym_contract.cli._common import EXIT_FAILED, EXIT_OK, nothing_checked, print_json, say, usage_error, verdict
+from gym_contract.evidence._capture import CAPTURE_SUFFIX, read_capture_lines
 from gym_contract.lineage import FINGERPRINT_VERSION, RESOLVED, UNRESOLVED, CallLineage, Lineage, chain
 
 
@@ -24,7 +24,7 @@ def _label(call: CallLineage) -> str:
             note += f" ({', '.join(call.resolution.candidates)})"
     elif call.resolution.status != RESOLVED:
         note = "  root"
-    return f"{call.call_id} [{call.call_index} {call.dialect or '?'}]{note}"
+    return f"{call.call_id} [call_index {call.call_index}, dialect {call.dialect or 'unknown'}]{note}"
 
 
 def _tree_lines(lineage: Lineage, top: str, branch_starts: set[str]) -> list[str]:
@@ -72,7 +72,7 @@ def render_text(lineage: Lineage, name: str, out: TextIO) -> None:
     if lineage.unresolved:
         out.write("\nunresolved:\n")
         for call in lineage.unresolved:
-            out.write(f"  {call.call_id} [{call.call_index}]: {call.resolution.reason}\n")
+            out.write(f"  {call.call_id} [call_index {call.call_index}]: {call.resolution.reason}\n")
     if lineage.other_version:
         out.write(f"\nstamped with another fingerprint version (not indexed): {', '.join(lineage.other_version)}\n")
 
@@ -116,20 +116,22 @@ def as_json(lineage: Lineage) -> dict[str, Any]:
 
 def _lineage(args: argparse.Namespace) -> int:
     path = Path(args.capture)
-    if not path.name.endswith(CAPTURE_SUFFIX) or path.name == CAPTURE_SUFFIX:
-        return usage_error(f"{args.capture}: expected a <rollout_id>{CAPTURE_SUFFIX} file")
-    try:
-        capture = read_capture(path, path.name.removesuffix(CAPTURE_SUFFIX))
-    except ValueError as error:
-        return usage_error(f"{args.capture}: {error}")
+    if path.is_dir():
+        return usage_error(f"cannot open {args.capture}: it is a directory; give one file of capture lines")
     if not path.is_file():
         return usage_error(f"cannot open {args.capture}: no such file")
+    # The calls chain by their content alone: the file may have any name, and no rollout id is needed.
+    named = path.name.removesuffix(CAPTURE_SUFFIX) if path.name.endswith(CAPTURE_SUFFIX) else ""
+    capture = read_capture_lines(path, named)
     if capture.unreadable is not None:
         return usage_error(f"cannot read {args.capture}: {capture.unreadable}")
     for damaged in capture.damaged_lines:
         say(f"{args.capture}: {damaged}")
     lineage = chain(capture.records)
-    status = verdict(args, EXIT_FAILED if lineage.unresolved else EXIT_OK)
+    status = EXIT_FAILED if lineage.unresolved else EXIT_OK
+    if not lineage.calls:
+        status = nothing_checked(f"{args.capture} holds no captured call", args.allow_empty)
+    verdict(args, status)
     if args.format == "json":
         print_json(as_json(lineage))
     else:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
+from gym_contract.cli._artifacts import CLAUDE_CODE_STREAM, BadInputError, harness_lines
 from gym_contract.cli._common import EXIT_FAILED, EXIT_OK, print_json, say, usage_error
 from gym_contract.producers.claude_code import read_run
 from gym_contract.validation import iter_diagnostics
@@ -20,21 +20,19 @@ def _observe_claude_code(args: argparse.Namespace) -> int:
     stream: Any = None
     if args.stream is not None:
         try:
-            stream = (sys.stdin.buffer if args.stream == "-" else open(args.stream, "rb")).read().splitlines()  # noqa: SIM115
-        except OSError as error:
-            return usage_error(f"cannot read {args.stream}: {error.strerror}")
-    try:
-        run = read_run(
-            args.config_dir,
-            stream,
-            args.model_ref,
-            exit_code=args.exit_code,
-            timed_out=args.timed_out,
-            measured_duration_s=args.duration_s,
-            sandboxed=False if args.no_sandbox else None,
-        )
-    except ValueError as error:  # the one argument read_run refuses: a duration that is no duration
-        return usage_error(f"--duration-s: {error}")
+            stream = harness_lines(args.stream, CLAUDE_CODE_STREAM)
+        except BadInputError as error:
+            return usage_error(str(error))
+    # The option types hold --exit-code and --duration-s to what read_run takes: it raises nothing here.
+    run = read_run(
+        args.config_dir,
+        stream,
+        args.model_ref,
+        exit_code=args.exit_code,
+        timed_out=args.timed_out,
+        measured_duration_s=args.duration_s,
+        sandboxed=False if args.no_sandbox else None,
+    )
     document = run.document()
     # The document is checked with the contract's own validator before anyone trusts it.
     problems = [

@@ -3,28 +3,30 @@
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 from typing import Any
 
-import orjson
-
 from gym_contract._vocabulary import detect_kind
+from gym_contract.cli._artifacts import (
+    CLAUDE_CODE_STREAM,
+    OPENCODE_EVENTS,
+    BadInputError,
+    harness_lines,
+    json_object,
+)
 from gym_contract.cli._common import EXIT_OK, EXIT_USAGE, print_json, say
 from gym_contract.diagnostics import ContractError
 from gym_contract.models import AgentOutcome
 from gym_contract.outcome import Policy, classify_claude_code, classify_opencode, decide
-from gym_contract.reading._json_parsing import loads
-
-
-class _BadInputError(Exception):
-    """An input the command cannot use; each of its arguments is one line the user sees."""
 
 
 def _outcome_opencode(args: argparse.Namespace) -> int:
     def run() -> AgentOutcome:
-        export = _json_object(args.export, "OpenCode export")
-        events = _lines(args.events) if args.events is not None else None
+        export = json_object(args.export, "OpenCode export")
+        if not isinstance(export.get("info"), dict) and not isinstance(export.get("messages"), list):
+            raise BadInputError(
+                f"{args.export}: not an `opencode export` document: it has neither an info object nor a messages list"
+            )
+        events = harness_lines(args.events, OPENCODE_EVENTS) if args.events is not None else None
         return classify_opencode(
             export, events, exit_code=args.exit_code, timed_out=args.timed_out, version=args.harness_version
         )
@@ -34,7 +36,7 @@ def _outcome_opencode(args: argparse.Namespace) -> int:
 
 def _outcome_claude_code(args: argparse.Namespace) -> int:
     def run() -> AgentOutcome:
-        lines = _lines(args.stream)
+        lines = harness_lines(args.stream, CLAUDE_CODE_STREAM)
         return classify_claude_code(
             lines, exit_code=args.exit_code, timed_out=args.timed_out, version=args.harness_version
         )
@@ -49,21 +51,21 @@ def _outcome_json(outcome: AgentOutcome) -> dict[str, Any]:
 
 def _decide(args: argparse.Namespace) -> int:
     def run() -> dict[str, str]:
-        record = _json_object(args.outcome, "outcome")
+        record = json_object(args.outcome, "outcome")
         if "ng_agent_outcome" not in record and detect_kind(record) == "rollout":
-            raise _BadInputError(
+            raise BadInputError(
                 f"{args.outcome}: the rollout record carries no ng_agent_outcome; make one from the harness's "
                 "artifacts with `gym-contract outcome opencode|claude-code …` or `gym-contract observe claude-code …`"
             )
         data = record.get("ng_agent_outcome", record)
         if not isinstance(data, dict):
-            raise _BadInputError(f"{args.outcome}: ng_agent_outcome is not a JSON object")
+            raise BadInputError(f"{args.outcome}: ng_agent_outcome is not a JSON object")
         policy = Policy()
         if args.policy is not None:
             try:
-                policy = Policy.from_dict(_json_object(args.policy, "policy"))
+                policy = Policy.from_dict(json_object(args.policy, "policy"))
             except (TypeError, ValueError) as error:
-                raise _BadInputError(f"{args.policy}: {error}") from None
+                raise BadInputError(f"{args.policy}: {error}") from None
         try:
             return decide(data, policy, attempt=args.attempt).to_dict()
         except ContractError as error:
@@ -74,7 +76,7 @@ def _decide(args: argparse.Namespace) -> int:
                 for problem in error.diagnostics
                 if problem.severity == "error"
             ]
-            raise _BadInputError(*lines) from None
+            raise BadInputError(*lines) from None
 
     return _print(run, lambda decision: decision)
 
@@ -82,38 +84,9 @@ def _decide(args: argparse.Namespace) -> int:
 def _print(run: Any, to_json: Any) -> int:
     try:
         result = run()
-    except _BadInputError as error:
+    except BadInputError as error:
         for line in error.args:
             say(line)
         return EXIT_USAGE
     print_json(to_json(result))
     return EXIT_OK
-
-
-def _read(path: str) -> bytes:
-    try:
-        if path == "-":
-            return sys.stdin.buffer.read()
-        return Path(path).read_bytes()
-    except FileNotFoundError:
-        raise _BadInputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise _BadInputError(f"{path}: is a directory, not a file") from None
-    except OSError as error:
-        raise _BadInputError(f"{path}: cannot be read ({error.strerror or error})") from None
-
-
-def _json_object(path: str, what: str) -> dict[str, Any]:
-    try:
-        value = loads(_read(path))
-    except orjson.JSONDecodeError as error:
-        where = f"line {error.lineno}, column {error.colno}"
-        raise _BadInputError(f"{path}: the {what} is not valid JSON ({where}): {error.msg}") from None
-    if not isinstance(value, dict):
-        raise _BadInputError(f"{path}: the {what} must be a JSON object")
-    return value
-
-
-def _lines(path: str) -> list[bytes]:
-    """The lines of a JSONL file, unparsed: the classifier parses them and reports damaged ones as warnings."""
-    return _read(path).splitlines()

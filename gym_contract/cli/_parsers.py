@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gym_contract._vocabulary import CRITERIA, KINDS
-from gym_contract.cli._common import count, positive
+from gym_contract.cli._common import count, exit_status, positive, seconds, seed
 
 
 def _deferred(module: str, name: str) -> Callable[[argparse.Namespace], int]:
@@ -91,7 +91,11 @@ def register_evidence(commands: Any) -> None:
         description="Print the joined bundle: references made canonical where exactly one captured call matches, "
         "gaps for the rest. Exit 2 when an input cannot be read.",
     )
-    joiner.add_argument("observations", metavar="OBSERVATIONS.json", help="an ng_agent_observations bundle")
+    joiner.add_argument(
+        "observations",
+        metavar="OBSERVATIONS.json",
+        help="an ng_agent_observations bundle, or rollout records (JSONL): --rollout-id's observations are taken",
+    )
     joiner.add_argument("--capture", required=True, metavar="DIR", help="capture directory (or .capture.jsonl file)")
     joiner.add_argument("--rollout-id", required=True, help="rollout id the capture is keyed by")
     joiner.set_defaults(handler=_deferred("gym_contract.cli._evidence", "_join"))
@@ -143,7 +147,7 @@ def register_observe(commands: Any) -> None:
     claude.add_argument("--model-ref", metavar="NAME", help="model server that served the run (e.g. policy)")
     _ending_arguments(claude)
     claude.add_argument(
-        "--duration-s", type=float, metavar="SECONDS", help="run time measured by the host (used without a result)"
+        "--duration-s", type=seconds, metavar="SECONDS", help="run time measured by the host (used without a result)"
     )
     claude.add_argument(
         "--no-sandbox", action="store_true", help="the agent ran on the host without a sandbox (gap no_sandbox_runtime)"
@@ -175,7 +179,8 @@ def register_export(commands: Any) -> None:
     atif = formats.add_parser(
         "atif",
         help="one ATIF trajectory JSON file per rollout, subagents embedded, gaps under extra.gym_contract",
-        description="Write DIR/<rollout id>.json for every rollout record and print each path written.",
+        description="Write DIR/<rollout id>.json for every rollout record and print each path written; a rollout "
+        "id met again is written to <rollout id>+2.json, +3, …, with a warning on stderr.",
     )
     atif.add_argument(
         "rollouts", metavar="ROLLOUTS.jsonl", help="rollout records (JSONL, .json, .gz, .zst); - for stdin"
@@ -192,7 +197,8 @@ def register_export(commands: Any) -> None:
         "otel",
         help="OpenTelemetry traces (OTLP/JSON) under the GenAI semantic conventions, one trace per rollout",
         description="Write one OTLP/JSON ExportTraceServiceRequest: agent invocation, model call and tool spans "
-        "with deterministic ids, and the gaps as span events.",
+        "with deterministic ids, and the gaps as span events. Every record is a trace of its own: a rollout id met "
+        "again gets ids of its own, with a warning on stderr.",
     )
     otel.add_argument(
         "rollouts", metavar="ROLLOUTS.jsonl", help="rollout records (JSONL, .json, .gz, .zst); - for stdin"
@@ -207,12 +213,18 @@ def register_lineage(commands: Any) -> None:
         help="chain the captured model calls of a capture file into conversations",
         description="Resolve every captured call to the call it continues (fingerprint version 4) and print "
         "the conversations as trees: the main agent, the others, their branches, and every unresolved call "
-        "with its reason. Exit 1 when a call is unresolved, 2 when the file cannot be read.",
+        "with its reason. Exit 1 when a call is unresolved or there is none (unless --allow-empty), 2 when the file "
+        "cannot be read.",
     )
-    parser.add_argument("capture", metavar="CAPTURE.jsonl", help="a <rollout_id>.capture.jsonl file")
+    parser.add_argument(
+        "capture",
+        metavar="CAPTURE.jsonl",
+        help="a file of capture lines, as the capture middleware writes <rollout_id>.capture.jsonl (any name)",
+    )
     parser.add_argument(
         "--format", choices=("text", "json"), default="text", help="trees for people (default), or JSON for pipelines"
     )
+    allow_empty_argument(parser, "no captured call")
     parser.set_defaults(handler=_deferred("gym_contract.cli._lineage", "_lineage"))
 
 
@@ -222,7 +234,7 @@ def register_coverage(commands: Any) -> None:
         help="rate each rollout V, O or X on the capability criteria C1–C7 and print the matrix",
         description="Read rollout records (JSON, JSONL, .gz, .zst or - for stdin), rate each one on C1–C7 "
         "from the evidence it carries, and print the share of rollouts at V, O and X per producer. "
-        "Exit 2 when an input cannot be opened.",
+        "Exit 1 when there is no rollout to rate (unless --allow-empty), 2 when an input cannot be opened.",
     )
     parser.add_argument("paths", nargs="+", metavar="ROLLOUTS.jsonl", help="input files; - for stdin")
     parser.add_argument(
@@ -244,6 +256,7 @@ def register_coverage(commands: Any) -> None:
         metavar="CN",
         help="also print what kept rollouts from V on one criterion (C1 … C7), counted by reason",
     )
+    allow_empty_argument(parser, "no rollout or trajectory record to rate")
     engine_arguments(parser)
     parser.set_defaults(handler=_deferred("gym_contract.cli._coverage", "_coverage"))
 
@@ -257,7 +270,8 @@ def register_report(commands: Any) -> None:
         "evidence gaps by code and producer, the C1–C7 coverage heat map, token histograms per field and "
         "producer, and a sample of rollouts drawn in detail (the invocation tree on a time axis, each "
         'invocation\'s conversation). Needs pip install "gym-contract[report]". Exit 0 when nothing reaches '
-        "--fail-on, 1 when something does, 2 when an input cannot be opened or the extra is missing.",
+        "--fail-on, 1 when something does or the inputs hold no record (unless --allow-empty), 2 when an input cannot "
+        "be opened or the extra is missing.",
     )
     parser.add_argument("paths", nargs="+", metavar="ROLLOUTS.jsonl", help="input files; - for stdin")
     parser.add_argument("-o", "--output", required=True, metavar="REPORT.html", help="the HTML file to write")
@@ -269,7 +283,7 @@ def register_report(commands: Any) -> None:
         help="rollouts drawn in detail, a uniform random sample when there are more (default 20); all are counted",
     )
     parser.add_argument(
-        "--seed", type=int, default=0, metavar="N", help="seed of the sample: the same seed draws the same rollouts"
+        "--seed", type=seed, default=0, metavar="N", help="seed of the sample: the same seed draws the same rollouts"
     )
     parser.add_argument("--kind", choices=KINDS, help="kind of every record (default: told from each record's shape)")
     parser.add_argument(
@@ -280,7 +294,17 @@ def register_report(commands: Any) -> None:
     )
     parser.add_argument("--title", default="Rollout report", help="the page's title (default: Rollout report)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar and no line saying what was written")
+    allow_empty_argument(parser)
     parser.set_defaults(handler=_deferred("gym_contract.cli._html_report", "_report"))
+
+
+def allow_empty_argument(parser: argparse.ArgumentParser, nothing: str = "no record") -> None:
+    """`--allow-empty`: a run that read nothing passes, for a pipeline whose inputs may be empty."""
+    parser.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help=f"let a run whose inputs hold {nothing} pass (no_records, an error by default, becomes an info)",
+    )
 
 
 def engine_arguments(parser: argparse.ArgumentParser) -> None:
@@ -297,11 +321,16 @@ def engine_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="ADDR",
         help="with --engine ray: the cluster to join (auto, or ray://HOST:10001); default: start one here",
     )
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="with --engine ray: let Ray's own messages (its warnings, Ray Data's notes) through to stderr",
+    )
 
 
 def _ending_arguments(parser: argparse.ArgumentParser) -> None:
     """How the host saw the harness's process end: its exit status, and whether its deadline cut it off."""
-    parser.add_argument("--exit-code", type=int, metavar="N", help="exit status of the harness process")
+    parser.add_argument("--exit-code", type=exit_status, metavar="N", help="exit status of the harness process")
     parser.add_argument("--timed-out", action="store_true", help="the host's deadline cut the run off")
 
 
@@ -310,3 +339,43 @@ def _process_arguments(parser: argparse.ArgumentParser, version_help: str) -> No
     parser.add_argument("--harness-version", dest="harness_version", metavar="V", help=version_help)
     # The name it had first: kept for scripts that use it, not shown, since it reads as this program's version.
     parser.add_argument("--version", dest="harness_version", metavar="V", help=argparse.SUPPRESS)
+
+
+# Options that mean something only beside another: (option, its dest, its default, the companion's dest,
+# what the companion must hold, as given, why). Given without it, an option would be ignored without a
+# word. A companion of value None must only be given (observe claude-code --stream).
+_COMPANIONS: tuple[tuple[str, str, Any, str, str | None, str, str], ...] = (
+    ("--address", "address", None, "engine", "ray", "--engine ray", "only a Ray run joins a cluster"),
+    ("--parquet", "parquet", False, "engine", "ray", "--engine ray", "it writes a directory of shards"),
+    ("--verbose", "verbose", False, "engine", "ray", "--engine ray", "it lets Ray's own messages through"),
+    ("--jobs", "jobs", 1, "engine", "local", "--engine local", "on Ray every core of the cluster takes a share"),
+    (
+        "--exit-code",
+        "exit_code",
+        None,
+        "stream",
+        None,
+        "--stream",
+        "the outcome is read from the stream, or not at all",
+    ),
+    (
+        "--timed-out",
+        "timed_out",
+        False,
+        "stream",
+        None,
+        "--stream",
+        "the outcome is read from the stream, or not at all",
+    ),
+)
+
+
+def lone_option(args: argparse.Namespace) -> str | None:
+    """Why an option given to the command means nothing without another, or None when none is so."""
+    for option, dest, default, companion, wanted, shown, why in _COMPANIONS:
+        if not hasattr(args, companion) or getattr(args, dest, default) == default:
+            continue
+        held = getattr(args, companion)
+        if (held is None) if wanted is None else (held != wanted):
+            return f"{option} goes with {shown}: {why}; give {shown} too, or leave {option} out"
+    return None

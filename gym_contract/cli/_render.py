@@ -64,12 +64,15 @@ def render_json(report: Report, fail_on: Severity, out: TextIO) -> None:
 
 def render_text(report: Report, fail_on: Severity, out: TextIO, *, quiet: bool = False) -> None:
     paint = _Paint(wants_colour(out))
-    if not quiet:
+    listed = not quiet and bool(report.diagnostics)
+    if listed:
         _diagnostics_by_record(report.diagnostics, out, paint)
     summary = report.to_dict(fail_on)
     write = out.write
     verdict = paint(summary["verdict"].upper(), summary["verdict"])
-    write(f"\n{verdict} (fail on {fail_on})\n")
+    if listed:  # a blank line parts the summary from the diagnostics; with none, the verdict is the first line
+        write("\n")
+    write(f"{verdict} (fail on {fail_on})\n")
     if report.interrupted:
         write("  interrupted: this summary covers only the lines read before the interruption\n")
     write(
@@ -129,14 +132,17 @@ def _diagnostics_by_record(diagnostics: list[Diagnostic], out: TextIO, paint: _P
         return (d.source or "", d.line, d.record)
 
     for (source, line, record), group in groupby(diagnostics, key=record_key):
-        where = ":".join(str(part) for part in (source, line) if part not in ("", None)) or "record"
+        # A diagnostic of no input, line or record is about the whole run (no_records).
+        whole_run = (source, line, record) == ("", None, None)
+        where = ":".join(str(part) for part in (source, line) if part not in ("", None))
+        where = where or ("all inputs" if whole_run else "record")
         label = f" (record {record})" if record is not None else ""
         out.write(f"{paint(where, 'where')}{label}\n")
         for d in group:
-            pointer = d.path or "/"
+            pointer = "" if whole_run and not d.path else f" at {d.path or '/'}"
             keyword = f" [{d.keyword}]" if d.keyword else ""
             severity = paint(f"{_SEVERITY_MARK[d.severity]} {d.severity}", d.severity)
-            out.write(f"  {severity} {paint(d.code, 'code')}{keyword} at {pointer}: {d.message}\n")
+            out.write(f"  {severity} {paint(d.code, 'code')}{keyword}{pointer}: {d.message}\n")
             out.write(f"      see {docs_url(d.code)}\n")
 
 

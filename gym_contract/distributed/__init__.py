@@ -56,6 +56,7 @@ def validate_dataset(
     now: float | None = None,
     per_record: bool = False,
     progress: Progress | None = None,
+    verbose: bool = False,
 ) -> Report:
     """The `Report` that `check_files` gives on the same files, computed on a Ray cluster.
 
@@ -65,19 +66,19 @@ def validate_dataset(
     checked in the dataset's order; diagnostics carry no record index.
 
     Raises `InputUnreadable` when an input names nothing or cannot be opened, and `RayUnavailable`
-    without Ray or its cluster.
+    without Ray or its cluster. Ray's own messages reach stderr only with ``verbose`` (`connect`).
     """
     started = time.perf_counter()
     options = _Options(kind, max_diagnostics, max_line_bytes, time.time() if now is None else now, True, per_record)
     if _rows.is_dataset(inputs):
-        connect(address)
-        report = _rows.check_rows(inputs, options)
+        connect(address, verbose=verbose)
+        report = _rows.check_rows(inputs, options, verbose=verbose)
         report.seconds = time.perf_counter() - started
         return report
     report = options.report()
     place = SharePlace()
     try:
-        for share, part in _in_order(inputs, block_bytes, address, partial(_check_share, options), progress):
+        for share, part in _in_order(inputs, block_bytes, address, partial(_check_share, options), progress, verbose):
             place = SharePlace() if share.start == 0 else place
             # Diagnostics past those the report keeps would only be shifted to be dropped.
             del part.diagnostics[max(options.max_diagnostics - len(report.diagnostics), 0) :]
@@ -97,17 +98,19 @@ def coverage_dataset(
     block_bytes: int = DEFAULT_BLOCK_BYTES,
     address: str | None = None,
     progress: Progress | None = None,
+    verbose: bool = False,
 ) -> CoverageRun:
     """The coverage matrix of `gym-contract coverage` on the same files, with their damaged lines, on Ray.
 
     ``inputs`` may also be a `ray.data.Dataset` of lines, as for `validate_dataset`.
     """
     if _rows.is_dataset(inputs):
-        connect(address)
-        return _rows.rate_rows(inputs, by)
+        connect(address, verbose=verbose)
+        return _rows.rate_rows(inputs, by, verbose=verbose)
     run = CoverageRun()
+    rated = _in_order(inputs, block_bytes, address, partial(_rate_share, by), progress, verbose)
     try:
-        for _share, part in _placed(_in_order(inputs, block_bytes, address, partial(_rate_share, by), progress)):
+        for _share, part in _placed(rated):
             with _interrupts.deferred():
                 run.merge(part)
     except KeyboardInterrupt:
@@ -124,6 +127,7 @@ def project_dataset(
     address: str | None = None,
     progress: Progress | None = None,
     parquet: bool = False,
+    verbose: bool = False,
 ) -> tuple[ProjectionRun, list[str]]:
     """Project every rollout, as `gym-contract project` does, into JSONL shards under ``output``.
 
@@ -140,21 +144,21 @@ def project_dataset(
     task = partial(_project_share, output, tuple(capture_dirs))
     run = ProjectionRun()
     try:
-        for share, part in _placed(_in_order(inputs, block_bytes, address, task, progress)):
+        for share, part in _placed(_in_order(inputs, block_bytes, address, task, progress, verbose)):
             with _interrupts.deferred():
                 run.merge(part)
                 written.append(_shard_name(output, share))
     except KeyboardInterrupt:
         run.interrupted = True  # the shards listed are whole; a later one may have been cut short
     if parquet and written and not run.interrupted:
-        _as_parquet(written, f"{output.rstrip('/')}/parquet")
+        _as_parquet(written, f"{output.rstrip('/')}/parquet", verbose)
     return run, written
 
 
-def _as_parquet(shards: list[str], directory: str) -> None:
+def _as_parquet(shards: list[str], directory: str, verbose: bool) -> None:
     import ray.data
 
-    with data_context(show_progress=False, ordered=True):
+    with data_context(show_progress=False, ordered=True, verbose=verbose):
         lines = ray.data.read_text(shards).rename_columns({"text": "rollout"})
         lines.write_parquet(directory)
 
@@ -168,17 +172,18 @@ def _in_order(
     address: str | None,
     task: Callable[[Share], Any],
     progress: Progress | None,
+    verbose: bool,
 ) -> Iterator[tuple[Share, Any]]:
     """Every share with its result, in input order."""
     paths = [inputs] if isinstance(inputs, str) else list(inputs)
     files = expand(paths)  # before joining a cluster: a path that names nothing fails at once
-    connect(address)
+    connect(address, verbose=verbose)
     plan = [share for file in files for share in shares(file, block_bytes)]
     plan = [replace(share, number=position) for position, share in enumerate(plan)]
     sizes = [file.size for file in files]
     total = None if None in sizes else sum(size or 0 for size in sizes)
     done = 0
-    for share, result in run_shares(plan, _Guarded(task)):
+    for share, result in run_shares(plan, _Guarded(task), verbose=verbose):
         if isinstance(result, InputUnreadable):
             raise result
         yield share, result

@@ -20,8 +20,11 @@ class RayUnavailable(ImportError):  # noqa: N818 - names what is missing, as Inp
     """Ray (the `ray` extra) is not installed, or the cluster at the address given cannot be reached."""
 
 
-def connect(address: str | None = None) -> None:
+def connect(address: str | None = None, *, verbose: bool = False) -> None:
     """Join the Ray cluster at ``address`` (`auto`: this node's; `ray://head:10001`), or start one here.
+
+    Ray's own messages (its warnings on token authentication, Ray Data's notes on progress bars) reach
+    stderr only when ``verbose``; otherwise only its errors do: this package reports what it needs.
 
     Without ``address``, `RAY_ADDRESS` decides, as for any Ray program (a job submitted to a
     cluster has it set); without either, a new cluster is started on this machine, never one that
@@ -32,7 +35,8 @@ def connect(address: str | None = None) -> None:
         return
     address = address or os.environ.get("RAY_ADDRESS") or "local"
     try:
-        ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+        level = logging.INFO if verbose else logging.ERROR
+        ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level=level)
     except (ConnectionError, RuntimeError, ValueError) as error:
         raise RayUnavailable(f"cannot join the Ray cluster at {address!r}: {error}") from None
     finally:
@@ -49,8 +53,8 @@ def require_ray() -> Any:
 
 
 @contextmanager
-def data_context(show_progress: bool, *, ordered: bool = False) -> Iterator[Any]:
-    """Ray Data's settings for one job, put back as they were after it."""
+def data_context(show_progress: bool, *, ordered: bool = False, verbose: bool = False) -> Iterator[Any]:
+    """Ray Data's settings for one job, put back as they were after it; its log only with ``verbose``."""
     from ray.data import DataContext
 
     context = DataContext.get_current()
@@ -68,8 +72,8 @@ def data_context(show_progress: bool, *, ordered: bool = False) -> Iterator[Any]
     context.enable_progress_bars = show_progress
     data_logger = logging.getLogger("ray.data")
     level = data_logger.level
-    if not show_progress:
-        data_logger.setLevel(logging.WARNING)
+    if not verbose:
+        data_logger.setLevel(logging.ERROR)
     try:
         yield context
     finally:
@@ -86,6 +90,7 @@ def run_shares(
     task: Callable[[Share], Any],
     *,
     show_progress: bool = False,
+    verbose: bool = False,
 ) -> Iterator[tuple[Share, Any]]:
     """``task`` applied to every share in Ray tasks (one CPU each), each result yielded in the shares' order.
 
@@ -96,7 +101,7 @@ def run_shares(
     if not shares:
         return
     ray = require_ray()
-    with data_context(show_progress):
+    with data_context(show_progress, verbose=verbose):
         rows = [{"number": number, "share": pickle.dumps(share)} for number, share in enumerate(shares)]
         dataset = ray.data.from_items(rows, override_num_blocks=len(rows))
         waiting: dict[int, Any] = {}

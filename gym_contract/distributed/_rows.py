@@ -26,22 +26,22 @@ def is_dataset(value: Any) -> bool:
     return isinstance(value, Dataset)
 
 
-def check_rows(dataset: Any, options: _Options) -> Report:
+def check_rows(dataset: Any, options: _Options, *, verbose: bool = False) -> Report:
     """The report over every row of the dataset, in its order."""
     report = options.report()
-    for part in _results(dataset, partial(_check_batch, options)):
+    for part in _results(dataset, partial(_check_batch, options), verbose):
         report.merge(part)
     return report
 
 
-def rate_rows(dataset: Any, by: GroupBy) -> CoverageRun:
+def rate_rows(dataset: Any, by: GroupBy, *, verbose: bool = False) -> CoverageRun:
     run = CoverageRun()
-    for part in _results(dataset, partial(_rate_batch, by)):
+    for part in _results(dataset, partial(_rate_batch, by), verbose):
         run.merge(part)
     return run
 
 
-def _results(dataset: Any, task: Callable[[dict[str, Any]], Any]) -> Iterator[Any]:
+def _results(dataset: Any, task: Callable[[dict[str, Any]], Any], verbose: bool) -> Iterator[Any]:
     import pickle
 
     if TEXT not in dataset.columns():
@@ -50,7 +50,7 @@ def _results(dataset: Any, task: Callable[[dict[str, Any]], Any]) -> Iterator[An
     # In the dataset's order, since a row's place is all that locates it when it has no line column. A
     # dataset keeps the settings of when it was made, so the order is asked of this one itself.
     mapped.context.execution_options.preserve_order = True
-    with data_context(show_progress=False, ordered=True):
+    with data_context(show_progress=False, ordered=True, verbose=verbose):
         for row in mapped.iter_rows():
             yield pickle.loads(row["result"])
 

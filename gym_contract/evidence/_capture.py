@@ -373,7 +373,14 @@ def read_capture(path: str | Path, rollout_id: str, *, max_line_bytes: int = DEF
     """
     rollout_id = _check_file_name_id(rollout_id)
     capture_file, marker = _store_paths(Path(path), rollout_id)
-    incomplete = os.path.exists(marker)
+    return read_capture_lines(capture_file, rollout_id, os.path.exists(marker), max_line_bytes=max_line_bytes)
+
+
+def read_capture_lines(
+    capture_file: Path, rollout_id: str, incomplete: bool = False, *, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+) -> Capture:
+    """The capture lines of one file, whatever its name, read as `read_capture` reads a rollout's file;
+    ``rollout_id`` and ``incomplete`` are given, not looked for."""
     records: list[ModelCallRecord] = []
     damaged: list[Diagnostic] = []
     unreadable: str | None = None

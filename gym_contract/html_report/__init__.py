@@ -71,6 +71,7 @@ def write_html_report(
     fail_on: Severity = "error",
     title: str = "Rollout report",
     progress: Callable[[int, int | None], None] | None = None,
+    allow_empty: bool = False,
 ) -> HtmlReport:
     """Check ``paths`` (JSON, JSONL, .gz, .zst, or - for stdin) and write the HTML report to ``output``.
 
@@ -78,7 +79,8 @@ def write_html_report(
     ``seed``, the page says so) are drawn in detail. Raises `ReportExtraMissing` without the
     `report` extra, `InputUnreadable` when an input cannot be opened, and `FileNotFoundError`
     (before reading) when ``output``'s folder does not exist; damaged lines are counted and listed,
-    never raised. The inputs are read in this process, front to back.
+    never raised. The inputs are read in this process, front to back. Inputs that hold no record fail
+    the verdict with `no_records` unless ``allow_empty`` (`Report.note_empty`).
     """
     if sample < 0:
         raise ValueError(f"sample must be 0 or more, not {sample}")
@@ -89,6 +91,7 @@ def write_html_report(
         raise FileNotFoundError(errno.ENOENT, "no such folder", str(target.parent))
     tallies = Tallies(sample_size=sample, seed=seed)
     report = check_files(paths, kind, progress=progress, on_record=tallies.see)
+    report.note_empty(allow_empty=allow_empty)
     text = page.render(_context(report, tallies, fail_on, title))
     data = text.encode("utf-8")
     with _interrupts.deferred():  # a page is written whole or not at all

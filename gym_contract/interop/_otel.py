@@ -3,7 +3,8 @@
 One trace per rollout: a rollout span; under it one `invoke_agent` span per invocation, nested as the
 invocation tree is; under each, its `chat` spans (the captured model calls it references) and its
 `execute_tool` spans. Gaps are span events. Trace and span ids are hashes of the rollout id and the
-ids of what each span stands for, so the same rollouts always give the same bytes.
+ids of what each span stands for, so the same rollouts always give the same bytes; a rollout id
+that comes again is hashed with its count (`7-0 #2`), so that every record is a trace of its own.
 
 OTLP/JSON differs from protobuf's JSON mapping in two ways that this writer follows: ids are hex
 strings, and 64-bit integers (times in nanoseconds, token counts) are decimal strings.
@@ -249,21 +250,46 @@ def to_otel(values: Iterable[Any]) -> dict[str, Any]:
     """An OTLP/JSON `ExportTraceServiceRequest` (a JSON object) with one trace per rollout record.
 
     Each value is a rollout record, an `ng_trajectory` or an observation bundle (or their models);
-    a value without a rollout id is keyed by its position. Raises ValueError for a value that is
-    none of these.
+    a value without a rollout id is keyed by its position. A rollout id met again is a trace of its
+    own, keyed `<rollout id> #2`, `#3`, …, so that no two traces share an id (`TraceKeys`). Raises
+    ValueError for a value that is none of these.
     """
-    resource_spans = []
-    for position, value in enumerate(values):
-        evidence = evidence_of(value)
-        key = evidence.rollout_id or f"#{position}"
-        resource = {
-            "gym_contract.rollout_id": evidence.rollout_id,
-            "service.name": evidence.agent_name or evidence.source or "unknown",
-        }
-        resource_spans.append(
-            {
-                "resource": {"attributes": _attributes(resource)},
-                "scopeSpans": [{"scope": _SCOPE, "spans": _rollout_trace(evidence, key)}],
-            }
-        )
-    return {"resourceSpans": resource_spans}
+    keys = TraceKeys()
+    return {"resourceSpans": [resource_spans(value, position, keys) for position, value in enumerate(values)]}
+
+
+class TraceKeys:
+    """The key each trace's ids are hashed from: the rollout id, made unique when a rollout id comes again."""
+
+    def __init__(self) -> None:
+        self.used: set[str] = set()
+        self.seen: dict[str, int] = {}
+        """Per rollout id (or position key), how many values have had it so far."""
+
+    def unique(self, key: str) -> str:
+        """``key`` the first time; then `key #2`, `key #3`, …: a rollout id has no space or `#` in it."""
+        self.seen[key] = self.seen.get(key, 0) + 1
+        made, number = key, self.seen[key]
+        while made in self.used:
+            made = f"{key} #{number}"
+            number += 1
+        self.used.add(made)
+        return made
+
+    def repeated(self) -> dict[str, int]:
+        """The keys more than one value had, with how many had each."""
+        return {key: times for key, times in self.seen.items() if times > 1}
+
+
+def resource_spans(value: Any, position: int, keys: TraceKeys) -> dict[str, Any]:
+    """The `resourceSpans` entry of one value, the ``position``-th: its trace, keyed by ``keys``."""
+    evidence = evidence_of(value)
+    key = keys.unique(evidence.rollout_id or f"#{position}")
+    resource = {
+        "gym_contract.rollout_id": evidence.rollout_id,
+        "service.name": evidence.agent_name or evidence.source or "unknown",
+    }
+    return {
+        "resource": {"attributes": _attributes(resource)},
+        "scopeSpans": [{"scope": _SCOPE, "spans": _rollout_trace(evidence, key)}],
+    }

@@ -153,6 +153,9 @@ def read_json_document(
     del document  # the copy is the one parsed: do not hold the document twice
     stats.lines_seen = data.count(b"\n") + (bool(data) and not data.endswith(b"\n"))
     if not data or data.isspace():
+        # No JSON value at all is a damaged document, as `json.loads("")` says, not a document of no records.
+        stats.lines_seen = max(stats.lines_seen, 1)
+        yield None, Diagnostic.of("json_invalid", "the document is empty: a JSON document holds one value", line=1)
         return
     stats.bytes_yielded = len(data)
     try:

@@ -171,7 +171,7 @@ _BREAKERS: dict[str, Breaker] = {
 
 DEFECT_CODES: tuple[str, ...] = tuple(sorted(_BREAKERS))
 """The diagnostic codes `defects` can draw. The others are about reading files (`input_unreadable`,
-`input_truncated`) or a limit the caller sets (`line_too_long`)."""
+`input_truncated`), a limit the caller sets (`line_too_long`), or a run that read no record (`no_records`)."""
 
 
 @st.composite

@@ -20,6 +20,9 @@ from gym_contract._vocabulary import (
 from gym_contract.coverage import NO_OBSERVATIONS, CoverageMatrix, rollout_coverage
 from gym_contract.diagnostics import SEVERITIES, Diagnostic, Severity, docs_url
 
+NOTHING_CHECKED = "no_records"
+"""The code of a run that read no record: an error, unless an empty run is allowed (then an info)."""
+
 REPORT_VERSION = "1"
 """Version of the JSON report's layout (`schemas/reports/validate-report.v1.schema.json`): a key may
 be added within a version, none is removed or changes meaning."""
@@ -179,6 +182,21 @@ class Report:
         self.interrupted = self.interrupted or other.interrupted
         self.items_by_input.update(other.items_by_input)
         self.flagged.update(other.flagged)
+
+    def note_empty(self, *, allow_empty: bool = False) -> None:
+        """When the whole run read nothing at all, no record and no damaged line, say so (`no_records`): an
+        error that fails the verdict, or, with ``allow_empty``, an info. It is listed even past
+        `max_diagnostics`, being all there is to say of the run. A damaged line is something read, and
+        fails the run already; an interrupted run says nothing of what it did not read."""
+        if self.records or self.damaged_lines or self.interrupted or NOTHING_CHECKED in self.by_code:
+            return
+        if allow_empty:
+            said = Diagnostic.of(NOTHING_CHECKED, "the inputs hold no record; allowed", severity="info")
+        else:
+            message = "the inputs hold no record: nothing was checked (an empty input that is expected: --allow-empty)"
+            said = Diagnostic.of(NOTHING_CHECKED, message)
+        self.max_diagnostics = max(self.max_diagnostics, len(self.diagnostics) + 1)
+        self.add_diagnostic(said)
 
     # ------------------------------------------------------------------ verdict and views
 

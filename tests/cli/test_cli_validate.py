@@ -128,12 +128,15 @@ def test_a_line_over_the_limit_is_reported_and_skipped(tmp_path):
     assert summary["records"] == 2
 
 
-def test_an_empty_file_has_nothing_to_fail(tmp_path):
+def test_an_empty_file_checks_nothing_and_fails_unless_allowed(tmp_path):
     path = tmp_path / "empty.jsonl"
     path.write_bytes(b"")
     code, summary = report(path)
-    assert code == 0
+    assert code == 1
     assert summary["records"] == summary["lines"] == 0
+    assert summary["diagnostics_by_code"] == {"no_records": 1}
+    code, summary = report(path, "--allow-empty")
+    assert (code, summary["verdict"]) == (0, "pass")
 
 
 def test_a_truncated_gzip_stream_keeps_what_came_before(tmp_path):
@@ -181,7 +184,7 @@ def test_usage_errors_exit_2(tmp_path):
     assert run(str(lines_file(tmp_path, GOOD)), "--jobs", "0").returncode == 2
     wrong = run(str(lines_file(tmp_path, GOOD)), "--jobs", "all")
     assert wrong.returncode == 2
-    assert "argument --jobs: expected a positive whole number or auto, got 'all'" in wrong.stderr
+    assert "argument --jobs: expected a number of worker processes from 1 to 1,024, or auto, got 'all'" in wrong.stderr
 
 
 def test_jobs_auto_uses_every_core_and_reports_the_same(tmp_path):

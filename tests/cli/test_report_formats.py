@@ -118,10 +118,13 @@ def test_a_test_case_per_record_and_per_damaged_line(tmp_path):
     cases = suite.findall("testcase")
     records = damaged.count(b"\n")
     assert len(cases) == records + 1  # the blank line is no test case
-    assert [case.get("name") for case in cases if case.find("error") is not None] == ["line 1"]
+    # One naming scheme, passing or not: the item's index, as the text report's "(record N)".
+    assert [case.get("name") for case in cases] == [f"record {item}" for item in range(len(cases))]
+    (broken,) = [case for case in cases if case.find("error") is not None]
+    assert (broken.get("name"), broken.find("error").text.split(": ")[0]) == ("record 0", f"{path}:1")
     failing = [case for case in cases if case.find("failure") is not None]
     assert int(suite.get("failures")) == len(failing) == 2
-    assert all("(line " in case.get("name") for case in failing)
+    assert all(f"{path}:" in case.find("failure").text for case in failing)
 
 
 def test_records_over_the_listing_cap_still_fail_and_say_why(tmp_path):

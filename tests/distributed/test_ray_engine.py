@@ -170,7 +170,7 @@ def test_the_commands_take_engine_ray_and_print_what_they_print_locally(tmp_path
     for wrong in (["--engine", "ray"], ["--parquet"]):  # shards need a directory; Parquet needs the shards
         refused = run("project", str(EXAMPLES / "rollout-7-0.jsonl"), *wrong)
         assert refused.returncode == 2
-        assert len(refused.stderr.splitlines()) == 1
+        assert refused.stderr.splitlines()[-1].startswith(("gym-contract: ", "gym-contract project: error: "))
     missing = run("validate", str(tmp_path / "gone.jsonl"), "--engine", "ray")
     assert missing.returncode == 2
     assert missing.stderr.strip().splitlines()[-1].startswith("gym-contract: cannot open")
@@ -209,3 +209,44 @@ def test_a_dataset_of_lines_gives_the_counts_and_the_located_diagnostics_of_its_
 def test_a_dataset_without_a_text_column_is_refused_with_the_columns_it_has():
     with pytest.raises(ValueError, match="'text' column"):
         distributed.validate_dataset(ray.data.from_items([{"line": 1}]))
+
+
+def test_ray_says_nothing_on_stderr_unless_verbose(tmp_path: Path):
+    """Ray's own warnings (token authentication, progress bars) are its business, not the user's: a run
+    that starts its own cluster, and one that joins this module's, print only what the local run prints."""
+    rollout = str(EXAMPLES / "rollout-7-0.jsonl")
+    # As a user's shell has it: no address, and no authentication mode (Ray warns of the mode it picks).
+    alone = {key: value for key, value in os.environ.items() if key not in ("RAY_ADDRESS", "RAY_AUTH_MODE")}
+    joined = {**os.environ, "RAY_ADDRESS": ray.get_runtime_context().gcs_address}
+
+    def run(environment: dict[str, str], *flags: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "gym_contract", "validate", rollout, "--engine", "ray", *flags]
+        return subprocess.run(command, capture_output=True, text=True, check=False, env=environment)
+
+    started_here = run(alone)
+    assert (started_here.returncode, started_here.stderr) == (0, "")
+    assert started_here.stdout.startswith("PASS (fail on error)\n")
+    quiet, verbose = run(joined), run(joined, "--verbose")
+    assert (quiet.returncode, quiet.stderr) == (0, "")
+    assert verbose.returncode == 0, verbose.stderr
+    assert "Progress bars disabled" in verbose.stderr
+    assert verbose.stdout.splitlines()[:-1] == quiet.stdout.splitlines()[:-1]  # all but the timing
+
+
+def test_on_ray_a_run_of_no_record_fails_as_it_does_here(tmp_path: Path):
+    joined = {**os.environ, "RAY_ADDRESS": ray.get_runtime_context().gcs_address}
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"\n")
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "gym_contract", *args, str(empty)]
+        return subprocess.run(command, capture_output=True, text=True, check=False, env=joined)
+
+    for engine in ("local", "ray"):
+        checked = run("validate", "--format", "json", "--engine", engine)
+        assert checked.returncode == 1
+        assert json.loads(checked.stdout)["diagnostics_by_code"] == {"no_records": 1}
+        rated = run("coverage", "--engine", engine)
+        assert rated.returncode == 1
+        assert "no_records: " in rated.stderr
+    assert run("validate", "--engine", "ray", "--allow-empty").returncode == 0

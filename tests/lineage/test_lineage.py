@@ -303,8 +303,27 @@ def test_the_command_writes_json_and_exits_1_when_a_call_is_unresolved(tmp_path,
 def test_unreadable_input_is_one_line_and_exit_2(tmp_path, capsys):
     assert main(["lineage", str(tmp_path / "9-0.capture.jsonl")]) == 2
     assert main(["lineage", str(tmp_path / "notes.txt")]) == 2
-    (tmp_path / "bad id.capture.jsonl").write_text("{}\n", encoding="utf-8")
-    assert main(["lineage", str(tmp_path / "bad id.capture.jsonl")]) == 2
+    assert main(["lineage", str(tmp_path)]) == 2
     errors = capsys.readouterr().err.splitlines()
     assert len(errors) == 3
-    assert all(line.startswith("gym-contract: ") for line in errors)
+    assert all(line.startswith("gym-contract: cannot open ") for line in errors)
+
+
+@pytest.mark.parametrize("name", ["calls.jsonl", "bad id.capture.jsonl", "12-0.capture.jsonl.bak"])
+def test_a_file_of_capture_lines_under_any_name_gives_the_same_lineage(tmp_path, capsys, name):
+    copy = tmp_path / name
+    copy.write_bytes(EXAMPLE.read_bytes())
+    assert main(["lineage", "--format", "json", str(EXAMPLE)]) == 0
+    expected = json.loads(capsys.readouterr().out)
+    assert main(["lineage", "--format", "json", str(copy)]) == 0
+    assert json.loads(capsys.readouterr().out) == expected
+    assert main(["lineage", str(copy)]) == 0
+    assert capsys.readouterr().out.startswith(f"{name}: 7 calls, 2 conversations")
+
+
+def test_each_call_is_labelled_with_what_its_numbers_are(capsys):
+    """`[0 responses]` read as a count of responses: the index and the dialect are named."""
+    assert main(["lineage", str(EXAMPLE)]) == 0
+    out = capsys.readouterr().out
+    assert "9d3a7c1e4b2f4a6c8e0d1b3f5a7c1200 [call_index 0, dialect messages]  root" in out
+    assert "[0 messages]" not in out

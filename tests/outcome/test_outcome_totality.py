@@ -17,6 +17,7 @@ from gym_contract._values import NumberText
 from gym_contract.diagnostics import ContractError
 from gym_contract.outcome import ACTIONS, Decision, Policy, classify_claude_code, classify_opencode, decide
 from gym_contract.reading._json_parsing import loads
+from tests.cli.test_cli_artifacts import is_claude_code_stream
 from tests.outcome.test_outcome import CLAUDE_CODE_CASES, EXPORT, OPENCODE_CASES
 from tests.strategies import (
     as_line,
@@ -118,6 +119,10 @@ def test_the_outcome_command_takes_any_stream_file_and_writes_what_it_classified
         path = Path(folder) / "stream.jsonl"
         path.write_bytes(jsonl(lines))
         status, out, err = run_in_process("outcome", "claude-code", str(path), "--exit-code", "1")
+    if not is_claude_code_stream(jsonl(lines)):  # nothing of Claude Code's in it: refused, not called a crash
+        assert (status, out) == (2, "")
+        assert err.startswith(f"gym-contract: {path}: not Claude Code stream-json output: ")
+        return
     assert (status, err) == (0, "")
     assert read_back(out) == classify_claude_code(lines, exit_code=1).model_dump(mode="python")
 
@@ -181,7 +186,7 @@ def test_the_outcome_command_reads_a_stream_with_content_nested_a_thousand_level
 def test_the_outcome_command_reads_opencode_events_nested_a_thousand_levels(tmp_path: Path):
     export, events = tmp_path / "export.json", tmp_path / "run.jsonl"
     export.write_text(json.dumps(EXPORT))
-    events.write_text(deep_line({"type": "text"}) + "\n")
+    events.write_text(deep_line({"type": "text", "sessionID": "ses_1"}) + "\n")
     status, out, _ = run_in_process("outcome", "opencode", str(export), "--events", str(events))
     assert (status, read_back(out)["response_status"]) == (0, "completed")
 

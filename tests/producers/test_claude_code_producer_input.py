@@ -287,7 +287,7 @@ def test_the_cli_reads_the_stream_and_process_facts(tmp_path: Path) -> None:
         (("absent-dir",), "gym-contract: cannot read absent-dir: not a directory\n"),
         (
             (str(EXAMPLE), "--stream", "absent.jsonl"),
-            "gym-contract: cannot read absent.jsonl: No such file or directory\n",
+            "gym-contract: absent.jsonl: no such file\n",
         ),
     ],
 )

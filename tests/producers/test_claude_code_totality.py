@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from gym_contract import iter_diagnostics
 from gym_contract.producers.claude_code import SUMMARY_FIELDS, observe, outcome, read_run, run_summary
 from gym_contract.reading._json_parsing import loads
+from tests.cli.test_cli_artifacts import is_claude_code_stream
 from tests.outcome.test_outcome import CLAUDE_CODE_CASES
 from tests.strategies import as_line, damaged_lines, file_lines, json_values, jsonl, mutated_records
 from tests.support import REPO, run_in_process
@@ -87,6 +88,10 @@ def test_the_observe_command_takes_any_run_and_writes_the_document_it_read(
             "observe", "claude-code", str(config), "--stream", str(stream_path), "--model-ref", "policy"
         )
         expected = read_run(config, stream_path, "policy").document()
+    if not is_claude_code_stream(jsonl(stream)):  # nothing of Claude Code's in it: refused, not read as a crash
+        assert (status, out) == (2, "")
+        assert err.startswith(f"gym-contract: {stream_path}: not Claude Code stream-json output: ")
+        return
     assert (status, err) == (0, "")
     assert loads(out.encode()) == expected
 
@@ -157,5 +162,6 @@ def test_a_measured_duration_that_is_no_duration_is_a_bad_argument(tmp_path: Pat
     config = write_run(tmp_path, {"sessionId": "S", "type": "user", "message": {"role": "user", "content": "hi"}})
     with pytest.raises(ValueError, match="measured_duration_s must be a number of seconds"):
         read_run(config, measured_duration_s=float(seconds))
-    status, out, err = run_in_process("observe", "claude-code", str(config), "--duration-s", seconds)
-    assert (status, out, len(err.splitlines())) == (2, "", 1)
+    with pytest.raises(SystemExit) as stop:
+        run_in_process("observe", "claude-code", str(config), "--duration-s", seconds)
+    assert stop.value.code == 2  # argparse's usage error, which names --duration-s (tests/cli/test_cli_numbers.py)

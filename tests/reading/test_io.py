@@ -219,10 +219,13 @@ def test_memory_stays_bounded_by_the_limit_and_the_chunk_size_on_a_huge_line() -
     assert peak < limit + 3 * chunk
 
 
-def test_an_empty_file_yields_nothing(tmp_path: Path) -> None:
+def test_an_empty_file_yields_nothing_and_an_empty_json_document_is_damaged(tmp_path: Path) -> None:
     assert records(write(tmp_path, "empty.jsonl", b"")) == []
-    assert records(write(tmp_path, "empty.json", b"")) == []
     assert records(write(tmp_path, "blank.jsonl.gz", gzip.compress(b"\n\n"))) == []
+    for content in (b"", b" \n\n"):  # a JSON document holds one value: none at all is no document
+        [(line, damaged)] = records(write(tmp_path, "empty.json", content))
+        assert isinstance(damaged, Diagnostic)
+        assert (line, damaged.code, damaged.line) == (None, "json_invalid", 1)
 
 
 @pytest.mark.parametrize("compress", [gzip.compress, zstandard.ZstdCompressor().compress], ids=["gzip", "zstd"])

@@ -36,7 +36,8 @@ EXAMPLE_NOTES = {
     "that the schema types but says nothing inside (a captured call's `request` object: its own keys are "
     "looked at, not what they hold). No command refuses such a record either: `project` and the others keep "
     "the last value of a key repeated inside a payload, as every JSON reader does.",
-    "json_invalid": "Besides text that is not JSON, this is text nested deeper than a record of its kind may "
+    "json_invalid": "Besides text that is not JSON, this is a `.json` document with no JSON value at all (an "
+    "empty file, or only whitespace), and text nested deeper than a record of its kind may "
     "be: 1,024 levels for a rollout record (what orjson reads), one less for a bundle, a trajectory, a capture "
     "attachment or an outcome, three less for a raw capture line — the room each has once embedded in a "
     "rollout record, so that whatever passes can be projected and written by every command. Numbers have no "
@@ -50,6 +51,12 @@ EXAMPLE_NOTES = {
     "tool_call_duplicate": "One call observed twice (at two boundaries, or once by the producer and once by the "
     "harness) is legal evidence, and the reference writes it. The projection merges a call's observations into "
     "one record; observations that disagree are named by the gap `duplicate_tool_call`.",
+    "no_records": "The example is an empty file. The code is about the whole run, not a line: inputs that hold "
+    "nothing at all (empty files, only blank lines, an empty JSON array) were not checked, and a gate that "
+    "checked nothing must not pass. A run with damaged lines read something, and fails on them already. With `--allow-empty`, for a pipeline whose inputs "
+    "may legitimately be empty, it is an info and the run passes. `report` does the same; `coverage` says it on "
+    "stderr and exits 1 when there is no rollout to rate, `lineage` when a capture file holds no call, each "
+    "with `--allow-empty` too.",
     "line_too_long": "The default limit is 64 MiB per line; the example lowers it with `--max-line-bytes` (an "
     "option left out of `--help`) to stay readable.",
 }
@@ -125,7 +132,7 @@ def render_errors(page: str, docs: Path) -> str:
         command, status, output, content, title = example
         if code_name in EXAMPLE_NOTES:
             lines += [EXAMPLE_NOTES[code_name], ""]
-        if content is not None:
+        if content:  # an empty example file (no_records) is said in its note, not shown as an empty block
             lines += [*fenced("json" if content.startswith(("{", "[")) else "text", content, title), ""]
         shown_command = " ".join(["gym-contract", *command])
         lines += [f"<!-- exit: {status} -->", *fenced("console", f"$ {shown_command}\n{output.rstrip()}")]

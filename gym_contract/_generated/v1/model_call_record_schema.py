@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Annotated, Any
+from pydantic import MISSING
 from gym_contract._model_base import ContractModel
 from pydantic import ConfigDict, Field
 from . import common_schema, observation_gap_schema
@@ -10,23 +11,23 @@ from . import common_schema, observation_gap_schema
 
 class CapturedToolCall(ContractModel):
     """
-    A tool call read from a captured response.
+    A tool call read from a captured response. Each value is what the response held, of whatever JSON type it was: a record derived here has string or null `call_id` and `name` and object `arguments`, and one derived by the reference implementation may hold other types (a JSON array parsed from the arguments text, a numeric id).
     """
 
     model_config = ConfigDict(
         extra="allow",
     )
-    call_id: str | None = None
+    call_id: Any = None
     """
-    Tool call id.
+    Tool call id: Responses `call_id` (else `id`), chat `id`, Anthropic `id`.
     """
-    name: str | None = None
+    name: Any = None
     """
     Tool name.
     """
-    arguments: dict[str, Any]
+    arguments: Any | MISSING = MISSING
     """
-    Arguments parsed from JSON; unparseable text as `{"_raw": text}`.
+    Arguments: an object as given, text parsed as JSON; derived here, text that is not a JSON object is kept as `{"_raw": text}`.
     """
 
 

@@ -14,16 +14,21 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from importlib import resources
-from pathlib import Path
 from typing import Any, Literal
 
 from gym_contract._json_pointer import pointer
+from gym_contract.schema_diff._folder import (
+    GAP_REGISTRY,
+    MAX_SCHEMA_DEPTH,
+    SchemaFolderError,
+    check_documents,
+    load_version,
+    released_versions,
+)
 
-__all__ = ["Change", "changes", "load_version", "released_versions"]
+__all__ = ["MAX_SCHEMA_DEPTH", "Change", "SchemaFolderError", "changes", "load_version", "released_versions"]
 
 Verdict = Literal["additive", "breaking", "annotation"]
-GAP_REGISTRY = "gap_codes.json"
 
 # `discriminator` is OpenAPI's: code generators read it, and no JSON Schema validator evaluates it.
 _ANNOTATIONS = {
@@ -63,43 +68,13 @@ class Change:
         return {"file": self.file, "path": self.path or "/", "verdict": self.verdict, "what": self.what}
 
 
-def released_versions() -> list[str]:
-    """The contract versions whose schemas are kept as released (`schemas/released/<version>/`)."""
-    root = _released_root()
-    return sorted(entry.name for entry in root.iterdir() if entry.is_dir()) if root.is_dir() else []
-
-
-def load_version(where: str) -> dict[str, Any]:
-    """The JSON files of a schema folder, or of a released version named by its number (e.g. `1.0`), by file name.
-
-    Raises `FileNotFoundError` when ``where`` is neither a folder nor a released version, and
-    `ValueError` when one of its files is not JSON.
-    """
-    folder: Any = Path(where)
-    if not folder.is_dir():
-        folder = _released_root() / where
-        if not folder.is_dir():
-            known = ", ".join(released_versions()) or "none"
-            raise FileNotFoundError(f"{where!r} is neither a folder nor a released version (released: {known})")
-    documents: dict[str, Any] = {}
-    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
-        if entry.name.endswith(".json"):
-            try:
-                documents[entry.name] = json.loads(entry.read_text(encoding="utf-8"))
-            except ValueError as error:
-                raise ValueError(f"{entry.name} in {where}: not JSON ({error})") from None
-    return documents
-
-
-def _released_root() -> Any:
-    checkout = Path(__file__).resolve().parent.parent / "schemas" / "released"
-    if checkout.is_dir():
-        return checkout
-    return resources.files("gym_contract") / "_schemas" / "released"
-
-
 def changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
-    """Every change from ``old`` to ``new`` (both as `load_version` gives them), in file and document order."""
+    """Every change from ``old`` to ``new`` (both as `load_version` gives them), in file and document order.
+
+    Raises `SchemaFolderError` (a `ValueError`) when a document is not one `load_version` would give.
+    """
+    check_documents(old, "the old version")
+    check_documents(new, "the new version")
     found: list[Change] = []
     # Where `unevaluatedProperties` is used, declaring a property may change a verdict elsewhere.
     evaluation_matters = "unevaluatedProperties" in json.dumps([old, new])
@@ -272,23 +247,33 @@ class _Comparison:
         return found is not None and all(kind in types or (kind == "integer" and "number" in types) for kind in found)
 
     def types_of(self, schema: Any, file: str, seen: set[str], documents: dict[str, Any]) -> set[str] | None:
-        """The JSON types a subschema takes, as far as `type`, `$ref` and branches tell; None if unknown."""
-        if not isinstance(schema, dict):
-            return None
-        if "type" in schema:
-            return {kind for kind in _as_list(schema["type"]) if isinstance(kind, str)}
-        if isinstance(schema.get("$ref"), str):
-            reference = schema["$ref"] if schema["$ref"].partition("#")[0] else file + schema["$ref"]
-            if reference in seen:
+        """The JSON types a subschema takes, as far as `type`, `$ref` and branches tell; None if unknown.
+
+        Bounded in depth and in steps, however the `$ref`s of a damaged folder chain or fan out:
+        a walk cut short answers unknown, which classifies the change the cautious way.
+        """
+        steps = [_TYPE_STEPS]
+
+        def walk(schema: Any, file: str, seen: frozenset[str], depth: int) -> set[str] | None:
+            steps[0] -= 1
+            if not isinstance(schema, dict) or depth > MAX_SCHEMA_DEPTH or steps[0] < 0:
                 return None
-            target = self.target(schema, file, documents)
-            return self.types_of(target, reference.partition("#")[0], seen | {reference}, documents)
-        for keyword in ("oneOf", "anyOf"):
-            if isinstance(schema.get(keyword), list) and schema[keyword]:
-                each = [self.types_of(branch, file, seen, documents) for branch in schema[keyword]]
-                known = [kinds for kinds in each if kinds is not None]
-                return set().union(*known) if len(known) == len(each) else None
-        return None
+            if "type" in schema:
+                return {kind for kind in _as_list(schema["type"]) if isinstance(kind, str)}
+            if isinstance(schema.get("$ref"), str):
+                reference = schema["$ref"] if schema["$ref"].partition("#")[0] else file + schema["$ref"]
+                if reference in seen:
+                    return None
+                target = self.target(schema, file, documents)
+                return walk(target, reference.partition("#")[0], seen | {reference}, depth + 1)
+            for keyword in ("oneOf", "anyOf"):
+                if isinstance(schema.get(keyword), list) and schema[keyword]:
+                    each = [walk(branch, file, seen, depth + 1) for branch in schema[keyword]]
+                    known = [kinds for kinds in each if kinds is not None]
+                    return set().union(*known) if len(known) == len(each) else None
+            return None
+
+        return walk(schema, file, frozenset(seen), 0)
 
     def target(self, schema: Any, file: str, documents: dict[str, Any]) -> Any:
         """What a branch is, its `$ref` followed within ``documents``; None where it leads nowhere known."""
@@ -302,6 +287,7 @@ class _Comparison:
 
 
 _ABSENT: Any = object()  # a keyword one side does not have
+_TYPE_STEPS = 10_000  # subschemas `types_of` visits at most: far more than any real union has
 
 
 def _sets(where: str, keyword: str, before: Any, after: Any, *, added: Verdict, removed: Verdict) -> Found:
