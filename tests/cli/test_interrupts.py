@@ -359,7 +359,7 @@ def test_every_format_says_the_run_was_cut_short(corpus, tmp_path, form, jobs):
     _ended_well(run, 130)
     output = run.output
     if form == "text":
-        assert "\nINTERRUPTED (fail on error)\n" in output
+        assert "INTERRUPTED (fail on error)\n" in output
         assert PARTIAL_TEXT in output
         assert "PASS" not in output
     elif form == "sarif":
