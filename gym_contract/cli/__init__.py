@@ -9,14 +9,15 @@ import sys
 from collections.abc import Sequence
 
 from gym_contract import __version__
+from gym_contract._interrupts import handling
 from gym_contract._vocabulary import CONTRACT_VERSION, KINDS
 from gym_contract.cli._common import (
     EXIT_FAILED,
-    EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
     WholeNumber,
     count,
+    interrupted_status,
     positive,
     say,
     silence,
@@ -38,6 +39,10 @@ def _validate(args: argparse.Namespace) -> int:
         from gym_contract.distributed import RayUnavailable
 
         unreadable += (RayUnavailable,)
+    elif args.jobs > 1:
+        from gym_contract._workers import WorkerLost
+
+        unreadable += (WorkerLost,)
     try:
         with progress_bar(not args.quiet and args.format == "text") as progress:
             if args.engine == "ray":
@@ -63,7 +68,10 @@ def _validate(args: argparse.Namespace) -> int:
             render_unreadable(args.format, error, sys.stdout)
         return EXIT_USAGE
     report.note_empty(allow_empty=args.allow_empty)
-    status = verdict(args, EXIT_FAILED if report.fails(args.fail_on) else EXIT_OK)
+    if report.interrupted:
+        status = verdict(args, interrupted_status())  # whatever the part read says, the run is not whole
+    else:
+        status = verdict(args, EXIT_FAILED if report.fails(args.fail_on) else EXIT_OK)
     if args.format == "json":
         render_json(report, args.fail_on, sys.stdout)
     elif args.format in ("sarif", "junit", "github"):
@@ -75,7 +83,6 @@ def _validate(args: argparse.Namespace) -> int:
         render_text(report, args.fail_on, sys.stdout, quiet=args.quiet)
     if report.interrupted:
         say("interrupted: the summary covers only the lines read before it")
-        return EXIT_INTERRUPTED
     return status
 
 
@@ -296,13 +303,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 - for the life of the process
     args = argparse.Namespace()
     try:
-        args = _parse(build_parser(every_command=_needs_every_command(arguments)), arguments)
-        status = int(args.handler(args))
-        sys.stdout.flush()  # a failing output is found here, not while the interpreter shuts down
+        # Run as the program, a signal after the first leaves the exit status as the first decided it.
+        with handling(keep_after=argv is None):
+            args = _parse(build_parser(every_command=_needs_every_command(arguments)), arguments)
+            status = int(args.handler(args))
+            sys.stdout.flush()  # a failing output is found here, not while the interpreter shuts down
         return status
     except KeyboardInterrupt:
         say("interrupted")
-        return EXIT_INTERRUPTED
+        return interrupted_status()
     except BrokenPipeError:
         # The reader went away (`| head`): not an error of ours; the exit status is still the verdict.
         silence(sys.stdout)

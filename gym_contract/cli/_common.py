@@ -18,6 +18,15 @@ EXIT_USAGE = 2
 """The arguments were wrong, or an input or the output could not be opened or written."""
 EXIT_INTERRUPTED = 130
 """Ctrl-C, as shells report a command stopped by SIGINT (128 + 2)."""
+EXIT_TERMINATED = 143
+"""SIGTERM, as shells report a command stopped by it (128 + 15)."""
+
+
+def interrupted_status() -> int:
+    """The exit status of a command that a signal stopped: `EXIT_INTERRUPTED` or `EXIT_TERMINATED`."""
+    from gym_contract._interrupts import exit_status
+
+    return exit_status()
 
 
 def verdict(args: argparse.Namespace, status: int) -> int:

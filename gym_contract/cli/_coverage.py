@@ -7,7 +7,15 @@ import sys
 from functools import partial
 from typing import Any, TextIO, cast
 
-from gym_contract.cli._common import EXIT_OK, nothing_checked, print_json, say_damaged, usage_error
+from gym_contract.cli._common import (
+    EXIT_OK,
+    interrupted_status,
+    nothing_checked,
+    print_json,
+    say,
+    say_damaged,
+    usage_error,
+)
 from gym_contract.cli._render import Progress, coverage_table, progress_bar, wants_colour
 from gym_contract.cli._tables import Table
 from gym_contract.cli._tables import render as render_table
@@ -17,6 +25,7 @@ from gym_contract.producers import by_source
 from gym_contract.reading import _records, _sources
 
 _HEADINGS = {"source": "producer", "agent": "agent"}
+_PARTIAL = "interrupted: this matrix rates only the rollouts read before the interruption"
 LEGEND = "V complete, O partial, X unavailable; a mixed cell gives each verdict's share of the rollouts"
 
 
@@ -88,7 +97,7 @@ def _coverage(args: argparse.Namespace) -> int:
     # Only a producer's own source names it; an agent name says nothing of which producer observed it.
     declared = declared_capability(matrix) if by == "source" else {}
     status = EXIT_OK
-    if not matrix.total:
+    if not matrix.total and not run.interrupted:  # an interrupted run says nothing of what it did not read
         status = nothing_checked("the inputs hold no rollout or trajectory record to rate", args.allow_empty)
     if args.format == "json":
         document: dict[str, Any] = {"by": by, **matrix.to_dict(), "damaged_lines": damaged, "other_records": skipped}
@@ -96,16 +105,23 @@ def _coverage(args: argparse.Namespace) -> int:
         document["below_declared"] = matrix.shortfalls(declared)
         if args.explain:
             document["explain"] = {"criterion": args.explain, "why_not_v": dict(matrix.why_not_v(args.explain))}
+        if run.interrupted:
+            document["interrupted"] = True
         print_json(document)
-        return status
-    elif args.format == "markdown":
-        print("\n".join(markdown_table(matrix)))
     else:
-        _print_text(matrix, by, damaged, skipped)
-        _print_shortfalls(matrix, declared)
-    if args.explain:
-        print()
-        explain(matrix, args.explain, sys.stdout)
+        if args.format == "markdown":
+            print("\n".join(markdown_table(matrix)))
+        else:
+            _print_text(matrix, by, damaged, skipped)
+            _print_shortfalls(matrix, declared)
+        if run.interrupted:
+            print(_PARTIAL if args.format == "text" else f"\n{_PARTIAL}.")
+        if args.explain:
+            print()
+            explain(matrix, args.explain, sys.stdout)
+    if run.interrupted:
+        say("interrupted: the matrix rates only the rollouts read before it")
+        return interrupted_status()
     return status
 
 
@@ -115,20 +131,24 @@ def _rate_here(paths: list[str], by: GroupBy) -> CoverageRun:
     sizes = [_sources.size_on_disk(path) for path in paths]
     total = None if None in sizes else sum(size or 0 for size in sizes)
     done = 0
-    with progress_bar(True, "rating") as progress:
-        for path, size in zip(paths, sizes, strict=True):
-            with _sources.open_source(path) as source:
-                shown = None if progress is None else partial(_shown, progress, done, total)
-                run.merge(
-                    rate_source(
+    try:
+        with progress_bar(True, "rating") as progress:
+            for path, size in zip(paths, sizes, strict=True):
+                with _sources.open_source(path) as source:
+                    shown = None if progress is None else partial(_shown, progress, done, total)
+                    part = rate_source(
                         source,
                         json_document=_records.is_json_document(path),
                         by=by,
                         on_damaged=say_damaged,
                         progress=shown,
                     )
-                )
-                done += size if size is not None else source.consumed()
+                    run.merge(part)
+                    done += size if size is not None else source.consumed()
+                if run.interrupted:
+                    break  # the inputs after an interruption are not read
+    except KeyboardInterrupt:  # while an input was opened, or the progress drawn
+        run.interrupted = True
     return run
 
 

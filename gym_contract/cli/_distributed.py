@@ -6,7 +6,15 @@ import argparse
 import sys
 from typing import Any
 
-from gym_contract.cli._common import EXIT_FAILED, EXIT_OK, say_damaged, usage_error, verdict
+from gym_contract.cli._common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    interrupted_status,
+    say,
+    say_damaged,
+    usage_error,
+    verdict,
+)
 from gym_contract.coverage import GroupBy
 from gym_contract.coverage._rating import CoverageRun
 from gym_contract.distributed import RayUnavailable, coverage_dataset, project_dataset, validate_dataset
@@ -65,5 +73,10 @@ def project_on_ray(args: argparse.Namespace) -> int:
     for damaged in run.damaged:
         say_damaged(damaged)
     summary = {**run.summary(), "shards": shards}
+    if run.interrupted:
+        verdict(args, interrupted_status())
     print(dumps(summary, indent=True).decode(), file=sys.stdout)
+    if run.interrupted:
+        say("interrupted: the shards listed are whole; no other shard is")
+        return interrupted_status()
     return verdict(args, EXIT_FAILED if run.failed else EXIT_OK)

@@ -10,7 +10,15 @@ from typing import Any
 
 from gym_contract._json_writing import dumps
 from gym_contract._vocabulary import OBSERVATIONS, detect_kind
-from gym_contract.cli._common import EXIT_FAILED, EXIT_OK, say, say_damaged, usage_error, verdict
+from gym_contract.cli._common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    interrupted_status,
+    say,
+    say_damaged,
+    usage_error,
+    verdict,
+)
 from gym_contract.cli._render import progress_bar
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.evidence._capture import read_capture
@@ -132,6 +140,11 @@ def _project(args: argparse.Namespace) -> int:
     finally:
         if out is not sys.stdout.buffer:
             out.close()
+    if run.interrupted:
+        verdict(args, interrupted_status())
     summary = run.summary()
     print(dumps(summary, indent=True).decode(), file=sys.stderr if args.output in (None, "-") else sys.stdout)
+    if run.interrupted:
+        say("interrupted: the records read before it were written, the rest were not read")
+        return interrupted_status()
     return EXIT_FAILED if run.failed else EXIT_OK

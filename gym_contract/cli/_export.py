@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from gym_contract import _interrupts
 from gym_contract._json_writing import dumps
 from gym_contract.cli._common import EXIT_FAILED, EXIT_OK, note, say, say_damaged, usage_error
 from gym_contract.diagnostics import Diagnostic
@@ -92,9 +93,10 @@ def _export_atif(args: argparse.Namespace) -> int:
                     f"warning: {where}: the rollout id {document['session_id']!r} cannot name a file: written as {name}"
                 )
             path = os.path.join(args.output, name)
-            with open(path, "wb") as out:
-                out.write(dumps(document, indent=True) + b"\n")
-            note(path, sys.stdout)
+            with _interrupts.deferred():  # a trajectory is written whole and listed, or not at all
+                with open(path, "wb") as out:
+                    out.write(dumps(document, indent=True) + b"\n")
+                note(path, sys.stdout)
     except _sources.InputUnreadable as error:
         return usage_error(str(error))
     except OSError as error:
@@ -130,7 +132,7 @@ def _export_otel(args: argparse.Namespace) -> int:
         sys.stdout.buffer.write(text)
     else:
         try:
-            with open(args.output, "wb") as out:
+            with _interrupts.deferred(), open(args.output, "wb") as out:  # the traces are written whole or not at all
                 out.write(text)
         except OSError as error:
             return usage_error(f"cannot write {args.output!r}: {error.strerror or error}")

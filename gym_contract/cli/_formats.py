@@ -9,6 +9,7 @@ from urllib.parse import quote
 from xml.sax.saxutils import escape, quoteattr
 
 from gym_contract import __version__
+from gym_contract._interrupts import exit_status
 from gym_contract.diagnostics import CODES, Diagnostic, Severity, docs_url
 from gym_contract.validation._report import REPORT_VERSION, Report
 
@@ -37,7 +38,7 @@ def render_sarif(report: Report, fail_on: Severity, out: TextIO) -> None:
                 "invocations": [
                     {
                         "executionSuccessful": not report.interrupted,
-                        "exitCode": 1 if report.fails(fail_on) else 0,
+                        "exitCode": _exit_code(report, fail_on),
                     }
                 ],
                 "artifacts": [{"location": {"uri": _uri(name)}} for name in report.inputs],
@@ -48,6 +49,12 @@ def render_sarif(report: Report, fail_on: Severity, out: TextIO) -> None:
     }
     json.dump(document, out, indent=2, ensure_ascii=False)
     out.write("\n")
+
+
+def _exit_code(report: Report, fail_on: Severity) -> int:
+    if report.interrupted:
+        return exit_status()
+    return 1 if report.fails(fail_on) else 0
 
 
 def _rule(code: str) -> dict[str, Any]:
@@ -166,7 +173,8 @@ def render_junit(report: Report, fail_on: Severity, out: TextIO) -> None:
     tests = sum(report.items_by_input.values())
     whole_run = [d for d in report.diagnostics if (d.source, d.line, d.record) == (None, None, None)]
     run_failures = sum(report.reaches(d.severity, fail_on) for d in whole_run)
-    tests, failures = tests + len(whole_run), failures + run_failures
+    tests, failures = tests + len(whole_run) + report.interrupted, failures + run_failures
+    errors += report.interrupted
     out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
     out.write(
         f'<testsuites name="gym-contract validate" tests="{tests}" failures="{failures}" errors="{errors}" '
@@ -193,7 +201,20 @@ def render_junit(report: Report, fail_on: Severity, out: TextIO) -> None:
                 f"{escape(str(diagnostic))}</failure>\n    </testcase>\n"
             )
         out.write("  </testsuite>\n")
+    if report.interrupted:
+        out.write(_INTERRUPTED_SUITE)
     out.write("</testsuites>\n")
+
+
+# A run cut short is an error of its own in the test view, so that the passing cases above read as partial.
+_INTERRUPTED_SUITE = (
+    '  <testsuite name="interrupted" tests="1" failures="0" errors="1">\n'
+    '    <testcase name="the lines not read" classname="gym-contract">\n'
+    '      <error type="interrupted" message="a signal stopped the check: the cases above cover only the lines '
+    'read before it"/>\n'
+    "    </testcase>\n"
+    "  </testsuite>\n"
+)
 
 
 def _suite_counts(report: Report, fail_on: Severity) -> dict[str, tuple[int, int]]:
@@ -250,6 +271,9 @@ def render_github(report: Report, fail_on: Severity, out: TextIO) -> None:
         fields = ",".join(f"{name}={_escape_property(value)}" for name, value in properties.items())
         message = f"{diagnostic.message}{where} ({docs_url(diagnostic.code)})"
         out.write(f"::{_GITHUB_COMMAND[diagnostic.severity]} {fields}::{_escape_data(message)}\n")
+    if report.interrupted:
+        out.write("::error title=interrupted::a signal stopped the check: the annotations cover only the lines ")
+        out.write("read before it\n")
     summary = report.to_dict(fail_on)
     hidden = sum(report.by_code.values()) - len(report.diagnostics)
     more = f", {hidden:,} more not annotated" if hidden > 0 else ""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from gym_contract.cli._common import EXIT_FAILED, EXIT_OK, usage_error, verdict
+from gym_contract.cli._common import EXIT_FAILED, EXIT_OK, interrupted_status, say, usage_error, verdict
 from gym_contract.cli._render import progress_bar
 from gym_contract.html_report import ReportExtraMissing, write_html_report
 from gym_contract.validation._checking import InputUnreadable
@@ -27,11 +27,16 @@ def _report(args: argparse.Namespace) -> int:
     except (ReportExtraMissing, InputUnreadable) as error:
         return usage_error(str(error))
     report = written.report
-    status = verdict(args, EXIT_FAILED if report.fails(args.fail_on) else EXIT_OK)
+    if report.interrupted:
+        status = verdict(args, interrupted_status())  # a page of part of the inputs is no pass
+    else:
+        status = verdict(args, EXIT_FAILED if report.fails(args.fail_on) else EXIT_OK)
     if not args.quiet:
         drawn = f"{written.shown:,} of {written.rollouts:,}" if written.sampled else f"all {written.rollouts:,}"
         print(
-            f"{written.path}: {written.size / 1e6:.1f} MB, {'FAIL' if status else 'PASS'}, "
+            f"{written.path}: {written.size / 1e6:.1f} MB, {report.verdict(args.fail_on).upper()}, "
             f"{report.records:,} records, {report.damaged_lines:,} damaged lines, {drawn} rollouts drawn"
         )
+    if report.interrupted:
+        say("interrupted: the page covers only the lines read before it")
     return status

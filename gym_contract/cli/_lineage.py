@@ -118,7 +118,7 @@ def _lineage(args: argparse.Namespace) -> int:
     path = Path(args.capture)
     if path.is_dir():
         return usage_error(f"cannot open {args.capture}: it is a directory; give one file of capture lines")
-    if not path.is_file():
+    if not path.exists():  # a named pipe or /dev/stdin is no regular file, and is read all the same
         return usage_error(f"cannot open {args.capture}: no such file")
     # The calls chain by their content alone: the file may have any name, and no rollout id is needed.
     named = path.name.removesuffix(CAPTURE_SUFFIX) if path.name.endswith(CAPTURE_SUFFIX) else ""

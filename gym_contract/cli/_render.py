@@ -19,8 +19,17 @@ Progress = Callable[[int, int | None], None]
 """Told the bytes done so far and the total (None when unknown)."""
 
 _SEVERITY_MARK = {"error": "✗", "warning": "!", "info": "·"}
-# SGR codes: bold red, yellow, dim, bold green, cyan, bold.
-_STYLES = {"error": "1;31", "warning": "33", "info": "2", "pass": "1;32", "fail": "1;31", "code": "36", "where": "1"}
+# SGR codes: bold red, yellow, dim, bold green, bold red, bold yellow, cyan, bold.
+_STYLES = {
+    "error": "1;31",
+    "warning": "33",
+    "info": "2",
+    "pass": "1;32",
+    "fail": "1;31",
+    "interrupted": "1;33",
+    "code": "36",
+    "where": "1",
+}
 
 
 def wants_colour(out: TextIO) -> bool:
@@ -60,7 +69,7 @@ def render_text(report: Report, fail_on: Severity, out: TextIO, *, quiet: bool =
         _diagnostics_by_record(report.diagnostics, out, paint)
     summary = report.to_dict(fail_on)
     write = out.write
-    verdict = paint("FAIL", "fail") if summary["verdict"] == "fail" else paint("PASS", "pass")
+    verdict = paint(summary["verdict"].upper(), summary["verdict"])
     if listed:  # a blank line parts the summary from the diagnostics; with none, the verdict is the first line
         write("\n")
     write(f"{verdict} (fail on {fail_on})\n")

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gym_contract import _interrupts
 from gym_contract.coverage import CoverageMatrix, GroupBy, rollout_coverage
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.reading import _records, _sources
@@ -20,6 +21,8 @@ class CoverageRun:
     other_records: int = 0
     lines: int = 0
     """Lines read, for placing the damaged lines of a part of a file after those before it."""
+    interrupted: bool = False
+    """A signal (Ctrl-C, SIGTERM) cut the reading short: the matrix rates the rollouts read before it."""
 
     def rate(self, record: dict[str, Any], by: GroupBy) -> None:
         """Add one record's verdicts under its producer; a record that is no rollout is only counted."""
@@ -34,6 +37,7 @@ class CoverageRun:
         self.damaged += other.damaged
         self.other_records += other.other_records
         self.lines += other.lines
+        self.interrupted = self.interrupted or other.interrupted
 
 
 def rate_source(
@@ -49,14 +53,18 @@ def rate_source(
     run = CoverageRun()
     # Whole records, never skeletons: the agent name lies outside the contract and only they keep it.
     entries = _records.records_of(source, json_document=json_document, stats=stats)
-    for index, (line, entry) in enumerate(entries):
-        if progress is not None and index % 64 == 0:
-            progress(source.consumed())
-        if isinstance(entry, Diagnostic):
-            located = entry.at(source=source.name, line=entry.line if entry.line is not None else line)
-            run.damaged.append(located)
-            if on_damaged is not None:
-                on_damaged(located)
-            continue
-        run.rate(entry, by)
+    try:
+        for index, (line, entry) in enumerate(entries):
+            if progress is not None and index % 64 == 0:
+                progress(source.consumed())
+            if isinstance(entry, Diagnostic):
+                located = entry.at(source=source.name, line=entry.line if entry.line is not None else line)
+                run.damaged.append(located)
+                if on_damaged is not None:
+                    on_damaged(located)
+                continue
+            with _interrupts.deferred():  # a rollout is rated on every criterion or not at all
+                run.rate(entry, by)
+    except KeyboardInterrupt:
+        run.interrupted = True
     return run

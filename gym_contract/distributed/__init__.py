@@ -20,6 +20,7 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
+from gym_contract import _interrupts
 from gym_contract.coverage import GroupBy
 from gym_contract.coverage._rating import CoverageRun, rate_source
 from gym_contract.distributed import _rows
@@ -76,11 +77,16 @@ def validate_dataset(
         return report
     report = options.report()
     place = SharePlace()
-    for share, part in _in_order(inputs, block_bytes, address, partial(_check_share, options), progress, verbose):
-        place = SharePlace() if share.start == 0 else place
-        # Diagnostics past those the report keeps would only be shifted to be dropped.
-        del part.diagnostics[max(options.max_diagnostics - len(report.diagnostics), 0) :]
-        report.merge(place.shift(part))
+    try:
+        for share, part in _in_order(inputs, block_bytes, address, partial(_check_share, options), progress, verbose):
+            place = SharePlace() if share.start == 0 else place
+            # Diagnostics past those the report keeps would only be shifted to be dropped.
+            del part.diagnostics[max(options.max_diagnostics - len(report.diagnostics), 0) :]
+            with _interrupts.deferred():
+                report.merge(place.shift(part))
+    except KeyboardInterrupt:
+        # The shares come back in input order: those merged are the leading part of the inputs.
+        report.interrupted = True
     report.seconds = time.perf_counter() - started
     return report
 
@@ -103,8 +109,12 @@ def coverage_dataset(
         return _rows.rate_rows(inputs, by, verbose=verbose)
     run = CoverageRun()
     rated = _in_order(inputs, block_bytes, address, partial(_rate_share, by), progress, verbose)
-    for _share, part in _placed(rated):
-        run.merge(part)
+    try:
+        for _share, part in _placed(rated):
+            with _interrupts.deferred():
+                run.merge(part)
+    except KeyboardInterrupt:
+        run.interrupted = True
     return run
 
 
@@ -133,10 +143,14 @@ def project_dataset(
     written: list[str] = []
     task = partial(_project_share, output, tuple(capture_dirs))
     run = ProjectionRun()
-    for share, part in _placed(_in_order(inputs, block_bytes, address, task, progress, verbose)):
-        run.merge(part)
-        written.append(_shard_name(output, share))
-    if parquet and written:
+    try:
+        for share, part in _placed(_in_order(inputs, block_bytes, address, task, progress, verbose)):
+            with _interrupts.deferred():
+                run.merge(part)
+                written.append(_shard_name(output, share))
+    except KeyboardInterrupt:
+        run.interrupted = True  # the shards listed are whole; a later one may have been cut short
+    if parquet and written and not run.interrupted:
         _as_parquet(written, f"{output.rstrip('/')}/parquet", verbose)
     return run, written
 

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from functools import partial
 from typing import Any
 
+from gym_contract import _interrupts
 from gym_contract.distributed._inputs import Share
 
 EXTRA_MISSING = 'Ray is not installed: python -m pip install ".[ray]" in a checkout of gym-contract'
@@ -38,6 +39,8 @@ def connect(address: str | None = None, *, verbose: bool = False) -> None:
         ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level=level)
     except (ConnectionError, RuntimeError, ValueError) as error:
         raise RayUnavailable(f"cannot join the Ray cluster at {address!r}: {error}") from None
+    finally:
+        _interrupts.reclaim()  # Ray's own SIGTERM handler would end the command without its summary
 
 
 def require_ray() -> Any:

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gym_contract import _interrupts
 from gym_contract._json_writing import dumps
 from gym_contract._values import obj, objects, text
 from gym_contract._vocabulary import CAPTURE, OBSERVATIONS, TRAJECTORY
@@ -28,6 +29,8 @@ class ProjectionRun:
     gaps: Counter[str] = field(default_factory=Counter)
     lines: int = 0
     """Lines read, for placing the damaged lines of a part of a file after those before it."""
+    interrupted: bool = False
+    """A signal (Ctrl-C, SIGTERM) cut the reading short: every record read before it was written whole."""
 
     def merge(self, other: ProjectionRun) -> None:
         self.rollouts += other.rollouts
@@ -35,18 +38,23 @@ class ProjectionRun:
         self.failures.update(other.failures)
         self.gaps.update(other.gaps)
         self.lines += other.lines
+        self.interrupted = self.interrupted or other.interrupted
 
     @property
     def failed(self) -> bool:
         return bool(self.failures or self.damaged)
 
     def summary(self) -> dict[str, Any]:
-        return {
+        """The counts; with `"interrupted": true` when a signal cut the run short."""
+        summary: dict[str, Any] = {
             "rollouts": self.rollouts,
             "damaged_lines": len(self.damaged),
             "projection_failures": dict(self.failures),
             "gaps_by_code": dict(self.gaps.most_common()),
         }
+        if self.interrupted:
+            summary["interrupted"] = True
+        return summary
 
 
 def project_source(
@@ -64,29 +72,37 @@ def project_source(
     line (its diagnostic) and each failed projection (None) as it happens.
     """
     run = ProjectionRun()
-    for raw in _records.iter_lines(source, stats=stats):
-        read: Any = raw if isinstance(raw, Diagnostic) else read_record(raw.data, "rollout")
-        if isinstance(read, Diagnostic):
-            line = read.line if read.line is not None else getattr(raw, "number", None)
-            located = read.at(source=source.name, line=line)
-            run.damaged.append(located)
-            if on_problem is not None:
-                on_problem(located)
-            continue
-        result = collect(read[1], capture_dirs)
-        run.rollouts += 1
-        trajectory = obj(result.get(TRAJECTORY)) or {}
-        for gap in objects(trajectory.get("gaps")) + _failure_gaps(result):
-            code = text(gap.get("code")) or "unknown"
-            run.gaps[code] += 1
-            if code == FAILED:
-                run.failures[text(gap.get("detail")) or "unknown"] += 1
+    try:
+        for raw in _records.iter_lines(source, stats=stats):
+            read: Any = raw if isinstance(raw, Diagnostic) else read_record(raw.data, "rollout")
+            if isinstance(read, Diagnostic):
+                line = read.line if read.line is not None else getattr(raw, "number", None)
+                located = read.at(source=source.name, line=line)
+                run.damaged.append(located)
                 if on_problem is not None:
-                    on_problem(None)
-        write(dumps(result) + b"\n")
-        if progress is not None:
-            progress(source.consumed())
+                    on_problem(located)
+                continue
+            result = collect(read[1], capture_dirs)
+            with _interrupts.deferred():  # a record is counted and written whole, or not at all
+                _count(run, result, on_problem)
+                write(dumps(result) + b"\n")
+            if progress is not None:
+                progress(source.consumed())
+    except KeyboardInterrupt:
+        run.interrupted = True
     return run
+
+
+def _count(run: ProjectionRun, result: dict[str, Any], on_problem: Callable[[Diagnostic | None], None] | None) -> None:
+    run.rollouts += 1
+    trajectory = obj(result.get(TRAJECTORY)) or {}
+    for gap in objects(trajectory.get("gaps")) + _failure_gaps(result):
+        code = text(gap.get("code")) or "unknown"
+        run.gaps[code] += 1
+        if code == FAILED:
+            run.failures[text(gap.get("detail")) or "unknown"] += 1
+            if on_problem is not None:
+                on_problem(None)
 
 
 def _failure_gaps(result: dict[str, Any]) -> list[dict[str, Any]]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gym_contract import _interrupts
 from gym_contract._vocabulary import CONTRACT_VERSION, CRITERIA
 from gym_contract.diagnostics import CODES, Severity, docs_url
 from gym_contract.html_report._tallies import Tallies
@@ -95,7 +96,8 @@ def write_html_report(
     report.note_empty(allow_empty=allow_empty)
     text = page.render(_context(report, tallies, fail_on, title))
     data = text.encode("utf-8")
-    target.write_bytes(data)
+    with _interrupts.deferred():  # a page is written whole or not at all
+        target.write_bytes(data)
     return HtmlReport(target, report, tallies.rollouts_seen, len(tallies.sample), len(data))
 
 

@@ -8,15 +8,13 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from gym_contract import _interrupts
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.reading import _records, _sources
 from gym_contract.validation import KINDS, _fastpath, check_line, detect_kind, iter_diagnostics
 from gym_contract.validation._report import Report
-
-if TYPE_CHECKING:
-    from concurrent.futures import Future
 
 __all__ = ["DEFAULT_MAX_LINE_BYTES", "InputUnreadable", "check_files"]
 
@@ -72,6 +70,9 @@ def check_files(
     (`Report.flagged`), which a report with a test case per record needs; it costs memory per such record.
     ``on_record`` sees every record as it is checked (`RecordSeen`), in input order; it needs ``jobs`` 1,
     since records checked in a worker process are never seen by this one.
+    A `KeyboardInterrupt` (Ctrl-C; SIGTERM too under the command line) stops the check: the report is
+    then that of the inputs' leading part that was checked, `Report.interrupted` set, and no worker
+    process is left running.
     """
     if kind is not None and kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
@@ -80,27 +81,41 @@ def check_files(
     moment = time.time() if now is None else now
     options = _Options(kind, max_diagnostics, max_line_bytes, moment, fast, per_record, on_record)
     started = time.perf_counter()
-    sizes = [_sources.size_on_disk(path) for path in paths]
-    total = None if None in sizes else sum(s for s in sizes if s is not None)
-    if jobs > 1 and len(paths) == 1 and _streamable(paths[0]):
-        # One input that cannot be cut (compressed, or stdin): read here, checked in batches by workers.
-        report = _check_streamed(paths[0], options, jobs, progress, total)
-    else:
-        report = _check_side_by_side(paths, sizes, options, jobs, progress, total)
+    report = options.report()
+    try:
+        sizes = [_sources.size_on_disk(path) for path in paths]
+        total = None if None in sizes else sum(s for s in sizes if s is not None)
+        if jobs > 1 and len(paths) == 1 and _streamable(paths[0]):
+            # One input that cannot be cut (compressed, or stdin): read here, checked in batches by workers.
+            _check_streamed(report, paths[0], options, jobs, progress, total)
+        else:
+            _check_side_by_side(report, paths, sizes, options, jobs, progress, total)
+    except KeyboardInterrupt:
+        # Ctrl-C or SIGTERM wherever it came: the report holds the inputs' leading part that was checked.
+        report.interrupted = True
     report.seconds = time.perf_counter() - started
     return report
 
 
+def _merge(report: Report, part: Report) -> None:
+    with _interrupts.deferred():  # a report is never left half merged
+        report.merge(part)
+
+
 def _check_side_by_side(
+    report: Report,
     paths: Sequence[str],
     sizes: list[int | None],
     options: _Options,
     jobs: int,
     progress: Progress | None,
     total: int | None,
-) -> Report:
-    """Inputs in order; with several jobs, files and shares of large plain files go to workers."""
-    report = options.report()
+) -> None:
+    """Inputs in order; with several jobs, files and shares of large plain files go to workers.
+
+    Interrupted, the workers hand back what they had checked, and the report takes the shares in
+    input order up to the first that was cut short: the leading part of the inputs, numbered as ever.
+    """
     plans = [_shares(path, size, jobs) for path, size in zip(paths, sizes, strict=True)]
     workers = min(jobs, sum(len(shares) for path, shares in zip(paths, plans, strict=True) if path != "-"))
     with _pool(workers) if workers > 1 else contextlib.nullcontext() as pool:
@@ -113,31 +128,33 @@ def _check_side_by_side(
             for path, shares in zip(paths, plans, strict=True)
         ]
         done = 0
-        try:
-            for path, size, parts in zip(paths, sizes, pending, strict=True):
-                if parts is None:
-                    part = _check_source(path, options, progress, done, total)
-                    done += part.bytes if size is None else size
-                else:
-                    part = _joined(path, [future.result() for future in parts], options)
-                    done += size or 0
-                    if progress:
-                        progress(done, total)
-                report.merge(part)
-                if report.interrupted:
-                    break  # the inputs after an interruption are not read
-        except BaseException:
-            if pool is not None:  # an unreadable input or an interrupt: do not wait for the rest
-                pool.shutdown(wait=False, cancel_futures=True)
-            raise
-    return report
+        for path, size, tickets in zip(paths, sizes, pending, strict=True):
+            if pool is None or tickets is None:
+                part = _check_source(path, options, progress, done, total)
+                done += part.bytes if size is None else size
+            else:
+                taken: list[Report | None] = []
+                try:
+                    for ticket in tickets:
+                        taken.append(pool.result(ticket))
+                except KeyboardInterrupt:
+                    pool.stop()
+                    taken += [pool.result(ticket) for ticket in tickets[len(taken) :]]
+                    report.interrupted = True
+                part = _joined(path, taken, options)
+                done += size or 0
+                if progress:
+                    progress(done, total)
+            _merge(report, part)
+            if report.interrupted:
+                break  # the inputs after an interruption are not read
 
 
 def _pool(workers: int) -> Any:
-    """Worker processes; imported here, since most runs start none and the import is slow."""
-    from concurrent.futures import ProcessPoolExecutor
+    """Worker processes; imported here, since most runs start none."""
+    from gym_contract._workers import Workers
 
-    return ProcessPoolExecutor(max_workers=workers)
+    return Workers(workers)
 
 
 def _check_source(path: str, options: _Options, progress: Progress | None, done: int, total: int | None) -> Report:
@@ -168,15 +185,18 @@ def _check_open_source(
 
             entries = _records.read_json_document(source, options.max_line_bytes, stats=stats, ignore=inside_payload)
             for index, (line, entry) in enumerate(entries):
+                _interrupts.check()
                 _check_entry(report, entry, line, index, source.name, options)
         else:
             hint: str | None = None
             for index, item in enumerate(_records.iter_lines(source, options.max_line_bytes, stats=stats)):
+                _interrupts.check()
                 hint = _check_item(report, index, item, source.name, options, hint)
                 if progress and index % 64 == 0:
                     progress(done + source.consumed(), total)
     except KeyboardInterrupt:
-        # Ctrl-C: what was checked so far is a report of its own, marked as partial. A line read but
+        # Ctrl-C, SIGTERM, or (in a worker) a request to stop: what was checked so far is a report of
+        # its own, marked as partial. A line read but
         # not yet checked is left out, so that its lines are still its blank, damaged and record lines.
         report.interrupted = True
         stats.lines_seen = stats.blank_lines + report.damaged_lines + report.records
@@ -260,36 +280,54 @@ def _streamable(path: str) -> bool:
     return not _records.is_json_document(path) and (path == "-" or _compressed(path) is True)
 
 
-def _check_streamed(path: str, options: _Options, jobs: int, progress: Progress | None, total: int | None) -> Report:
+def _check_streamed(
+    report: Report, path: str, options: _Options, jobs: int, progress: Progress | None, total: int | None
+) -> None:
     """The parent reads, decompresses and numbers the lines; workers check them in batches, in order.
 
     At most two batches per worker are in flight, so memory stays bounded however long the input.
+    Interrupted, the batches in flight are taken back in order up to the first that was cut short.
     """
-    report = options.report()
     stats = _records.ReadStats()
     with _sources.open_source(path) as source, _pool(jobs) as pool:
         report.inputs.append(source.name)
-        in_flight: deque[Future[Report]] = deque()
+        in_flight: deque[int] = deque()
+        last_line = 0  # the line of the last item handed out
         try:
             for batch in _batches(_records.iter_lines(source, options.max_line_bytes, stats=stats)):
-                in_flight.append(pool.submit(_check_batch, (source.name, batch, options)))
+                in_flight.append(pool.submit(_check_batch, (source.name, batch, last_line, options)))
+                last_line = _line_of(batch[-1][1], last_line)
                 while len(in_flight) > 2 * jobs:
-                    report.merge(in_flight.popleft().result())
+                    _merge(report, pool.result(in_flight[0]))
+                    in_flight.popleft()
                 if progress:
                     progress(source.consumed(), total)
             while in_flight:
-                report.merge(in_flight.popleft().result())
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+                _merge(report, pool.result(in_flight[0]))
+                in_flight.popleft()
+            # Blank lines after the last record belong to no batch.
+            report.lines += stats.lines_seen - last_line
+            report.blank_lines += stats.lines_seen - last_line
+        except KeyboardInterrupt:
+            report.interrupted = True
+            pool.stop()
+            for ticket in in_flight:
+                part = pool.result(ticket)
+                if part is None:
+                    break
+                _merge(report, part)
+                if part.interrupted:
+                    break
         report.bytes += source.consumed()
         report.decoded_bytes += source.produced
         report.items_by_input[source.name] += report.records + report.damaged_lines
-    report.lines += stats.lines_seen
-    report.blank_lines += stats.blank_lines
     if progress:
         progress(report.bytes, total)
-    return report
+
+
+def _line_of(item: _records.RawLine | Diagnostic, otherwise: int) -> int:
+    line = item.number if isinstance(item, _records.RawLine) else item.line
+    return otherwise if line is None else line
 
 
 Batch = list[tuple[int, _records.RawLine | Diagnostic]]
@@ -309,24 +347,39 @@ def _batches(items: Iterator[_records.RawLine | Diagnostic]) -> Iterator[Batch]:
         yield batch
 
 
-def _check_batch(task: tuple[str, Batch, _Options]) -> Report:
-    """In a worker: one batch of a streamed input, numbered as the whole input is."""
-    name, batch, options = task
+def _check_batch(task: tuple[str, Batch, int, _Options]) -> Report:
+    """In a worker: one batch of a streamed input, numbered as the whole input is; ``after`` is the
+    line of the item before the batch, so that the report counts the lines up to its last item."""
+    name, batch, after, options = task
     report = options.report()
     hint: str | None = None
-    for index, item in batch:
-        hint = _check_item(report, index, item, name, options, hint)
+    last = after
+    try:
+        for index, item in batch:
+            _interrupts.check()
+            hint = _check_item(report, index, item, name, options, hint)
+            last = _line_of(item, last)
+    except KeyboardInterrupt:
+        report.interrupted = True
+    report.lines = last - after
+    report.blank_lines = report.lines - report.records - report.damaged_lines
     return report
 
 
-def _joined(path: str, parts: list[Report], options: _Options) -> Report:
-    """The report of one input from those of its shares, in order (a whole input is one share)."""
-    if len(parts) == 1:
+def _joined(path: str, parts: list[Report | None], options: _Options) -> Report:
+    """The report of one input from those of its shares, in order (a whole input is one share), up
+    to the first share an interruption cut short (None: never checked)."""
+    if len(parts) == 1 and parts[0] is not None:
         return parts[0]
     report = options.report()
     place = SharePlace()
     for part in parts:
+        if part is None:
+            report.interrupted = True
+            break
         report.merge(place.shift(part))
+        if part.interrupted:
+            break
     report.inputs = [path]
     return report
 

@@ -88,7 +88,7 @@ class Report:
     every damaged line: its most severe diagnostic's severity, its line, and whether the line is
     damaged. Complete even when the diagnostics listed are capped."""
     interrupted: bool = False
-    """The check was interrupted (Ctrl-C): every count covers only what was read before."""
+    """A signal (Ctrl-C, SIGTERM) cut the check short: every count covers the leading part of the inputs checked."""
 
     # ------------------------------------------------------------------ accumulation
 
@@ -205,6 +205,13 @@ class Report:
         """Whether a diagnostic of ``severity`` is at least as severe as ``fail_on``."""
         return _RANK[severity] >= _RANK[fail_on]
 
+    def verdict(self, fail_on: Severity = "error") -> str:
+        """`fail` when a diagnostic reaches ``fail_on``; else `interrupted` when the check was cut short,
+        since what was not read may fail; else `pass`."""
+        if self.fails(fail_on):
+            return "fail"
+        return "interrupted" if self.interrupted else "pass"
+
     def fails(self, fail_on: Severity = "error") -> bool:
         """Whether any diagnostic is at least as severe as ``fail_on``."""
         return any(count and _RANK[severity] >= _RANK[fail_on] for severity, count in self.by_severity.items())
@@ -221,7 +228,7 @@ class Report:
         """The whole report as plain JSON data; every count is complete even when diagnostics are capped."""
         return {
             "report_version": REPORT_VERSION,
-            "verdict": "fail" if self.fails(fail_on) else "pass",
+            "verdict": self.verdict(fail_on),
             "fail_on": fail_on,
             "inputs": list(self.inputs),
             "lines": self.lines,

@@ -1,0 +1,245 @@
+"""Ctrl-C and SIGTERM: one way to stop, a partial result kept, every worker process ended, a bounded exit.
+
+The command line installs `handling` for the whole of a command. The first SIGINT raises
+`KeyboardInterrupt` and the first SIGTERM `Terminated` (a kind of it), so that every path that
+stops on Ctrl-C stops on SIGTERM alike; the exit status is `128 + ` that signal (130, 143). What
+follows the first signal is already under way and bounded in time, so a second one, which a
+shell sends when Ctrl-C is pressed twice or the whole process group is signalled, changes
+nothing; one that still comes `FORCE_AFTER` seconds later means that the way out is stuck, and
+the worker processes are killed and the process ends at once, with the same status.
+
+Worker processes stop cooperatively: they ignore SIGINT (the parent decides for them) and take
+SIGTERM as a request to stop, which `check` turns into `Stopped` between two records, so that
+a worker hands back the report of what it had checked instead of dying in the middle of a write.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import signal
+import threading
+import time
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, Protocol
+
+__all__ = [
+    "FORCE_AFTER",
+    "Stopped",
+    "Terminated",
+    "check",
+    "deferred",
+    "exit_status",
+    "handling",
+    "received",
+    "reclaim",
+]
+
+FORCE_AFTER = 2.0
+"""Seconds after the first signal from which another one ends the process at once."""
+
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C raises `KeyboardInterrupt`, so that both take the same way out."""
+
+
+class Stopped(KeyboardInterrupt):
+    """Raised by `check` in a worker process whose parent asked it to stop."""
+
+
+class _Killable(Protocol):
+    def kill(self) -> None: ...
+
+
+_handling = False
+_first: int | None = None
+_first_at = 0.0
+_deferring = 0
+_pending: int | None = None
+_stop_asked = False
+_owners: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def received() -> int | None:
+    """The first of SIGINT and SIGTERM that reached this process while `handling` was on, if any."""
+    return _first
+
+
+def exit_status() -> int:
+    """The exit status of an interrupted command: 128 plus the signal's number, as shells report it."""
+    return 128 + (_first if _first is not None else signal.SIGINT)
+
+
+def _interruption(signum: int) -> KeyboardInterrupt:
+    return Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+
+
+def _on_signal(signum: int, frame: object) -> None:
+    global _first, _first_at, _pending
+    if _first is None:
+        _first, _first_at = signum, time.monotonic()
+        if _deferring:
+            _pending = signum
+            return
+        raise _interruption(signum)
+    if time.monotonic() - _first_at >= FORCE_AFTER:
+        _force_exit()
+
+
+def _force_exit() -> None:
+    """The way out did not end in time: kill every worker process this one owns, then end now."""
+    for owner in list(_owners):
+        with contextlib.suppress(Exception):  # ending the process matters more than any one worker
+            owner.kill()
+    os._exit(exit_status())
+
+
+def own(processes: _Killable) -> None:
+    """Have ``processes`` (something with `kill`) killed if the process has to end at once."""
+    _owners.add(processes)
+
+
+@contextmanager
+def handling(*, keep_after: bool = False) -> Iterator[None]:
+    """SIGINT and SIGTERM handled as described above while inside; put back as they were after.
+
+    With ``keep_after``, when a signal came, both stay handled so after: the command's status is
+    decided, a later Ctrl-C must not turn the end of the process into a traceback, and one that
+    comes `FORCE_AFTER` seconds later still ends a process that is slow to end.
+    Outside the main thread, where signals cannot be handled, nothing changes.
+    """
+    global _first, _pending, _deferring, _handling
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _first, _pending, _deferring = None, None, 0
+    if keep_after:
+        _settle_at_exit()
+    previous = {signum: signal.getsignal(signum) for signum in _SIGNALS}
+    for signum in _SIGNALS:
+        signal.signal(signum, _on_signal)
+    _handling = True
+    try:
+        with _nudging():
+            yield
+    finally:
+        _handling = False
+        if not (keep_after and _first is not None):
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+
+
+_settled = False
+
+
+def _settle_at_exit() -> None:
+    """Once a signal came, ignore more of them in the last moments of the process: the interpreter's
+    finalisation puts back the default handlers, which would end the process by the signal instead
+    of with its status. Registered first, so that it runs last, after Ray's own shutdown."""
+    global _settled
+    if _settled:
+        return
+    _settled = True
+
+    def settle() -> None:
+        if _first is not None:
+            for signum in _SIGNALS:
+                signal.signal(signum, signal.SIG_IGN)
+
+    atexit.register(settle)
+
+
+@contextmanager
+def _nudging() -> Iterator[None]:
+    """Have a signal sent again to the main thread until its handler has run.
+
+    A signal that comes while the main thread is between two system calls in C code (two reads of
+    a pipe) is acted upon only when the second returns, which on a pipe that stays open may be
+    never. The interpreter writes every signal's number to a wakeup descriptor; a thread that
+    reads it sends the signal to the main thread again, which interrupts the read.
+    """
+    global _nudge_pipe
+    reader, writer = _nudge_pipe = os.pipe()
+    os.set_blocking(writer, False)
+    before = signal.set_wakeup_fd(writer, warn_on_full_buffer=False)
+    watcher = threading.Thread(target=_nudge, args=(reader,), name="gym-contract signals", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        signal.set_wakeup_fd(before)
+        _nudge_pipe = None  # its numbers are free again: a worker started later must not close them
+        os.close(writer)  # the watcher reads the end of the pipe and stops
+        watcher.join(_NUDGE_SECONDS * 4)
+        os.close(reader)
+
+
+_NUDGE_SECONDS = 0.05
+_nudge_pipe: tuple[int, int] | None = None
+
+
+def _nudge(reader: int) -> None:
+    main = threading.main_thread().ident
+    while received := os.read(reader, 64):
+        for signum in set(received) & set(_SIGNALS):
+            for _ in range(int(1 / _NUDGE_SECONDS)):
+                time.sleep(_NUDGE_SECONDS)
+                if _first is not None or not _handling or main is None:
+                    break
+                signal.pthread_kill(main, signum)
+
+
+def reclaim() -> None:
+    """Handle SIGINT and SIGTERM here again, inside `handling`, after a library took them (Ray's
+    `ray.init` makes SIGTERM exit at once, without the summary)."""
+    if _handling and threading.current_thread() is threading.main_thread():
+        for signum in _SIGNALS:
+            signal.signal(signum, _on_signal)
+
+
+@contextmanager
+def deferred() -> Iterator[None]:
+    """Inside, a first signal is noted and raised only on leaving: for what must not be cut in two
+    (a message between processes, the merge of a report). Needs `handling` to have any effect."""
+    global _deferring, _pending
+    _deferring += 1
+    try:
+        yield
+    finally:
+        _deferring -= 1
+    if not _deferring and _pending is not None:
+        signum, _pending = _pending, None
+        raise _interruption(signum)
+
+
+# ------------------------------------------------------------------------------------------ workers
+
+
+def as_worker() -> None:
+    """In a new worker process: ignore SIGINT, and take SIGTERM as a request to stop (see `check`)."""
+    global _first, _pending, _deferring, _stop_asked, _handling
+    _first, _pending, _deferring, _stop_asked, _handling = None, None, 0, False, False
+    _owners.clear()
+    signal.set_wakeup_fd(-1)  # the parent's: a signal to a worker is no signal to the parent
+    if _nudge_pipe is not None:
+        for descriptor in _nudge_pipe:
+            with contextlib.suppress(OSError):
+                os.close(descriptor)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _ask_to_stop)
+
+
+def _ask_to_stop(signum: int, frame: object) -> None:
+    global _stop_asked
+    _stop_asked = True
+
+
+def check() -> None:
+    """Raise `Stopped` if this worker process was asked to stop; called between two records."""
+    if _stop_asked:
+        raise Stopped()
