@@ -10,6 +10,8 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from gym_contract._deep_values import written_iteratively
+
 # Conditional keywords that tools/codegen.py tells datamodel-code-generator to copy into
 # ``json_schema_extra`` rather than turn into Python types.
 CONDITIONAL_KEYWORDS = ("if", "then", "else", "dependentRequired")
@@ -92,7 +94,10 @@ class ContractModel(BaseModel):
             # The keywords speak of JSON values: a nested model given as an instance counts as its object.
             if any(isinstance(value, BaseModel) for value in data.values()):
                 data = {k: v.model_dump(mode="json") if isinstance(v, BaseModel) else v for k, v in data.items()}
-            error = None if checker.is_valid(data) else best_match(checker.iter_errors(data))
+            # The keywords look at this object's own keys, yet jsonschema words each failure with `repr` of
+            # the object: its values are handed over as copies that write themselves without recursing.
+            judged = {key: written_iteratively(value) for key, value in data.items()}
+            error = None if checker.is_valid(judged) else best_match(checker.iter_errors(judged))
             if error is not None:
                 described = error.schema.get("description") if isinstance(error.schema, dict) else None
                 raise ValueError(described or error.message)

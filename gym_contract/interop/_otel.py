@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from gym_contract._deep_values import python_repr, python_str
 from gym_contract._values import finite, text
 from gym_contract.interop._view import Evidence, ModelCall, evidence_of
 
@@ -30,16 +31,29 @@ _PROVIDER_OF_DIALECT = {"responses": "openai", "chat": "openai", "messages": "an
 _SCOPE = {"name": "gym_contract.interop"}
 
 
+_INT64 = range(-(2**63), 2**63)
+
+
 def _value(value: Any) -> dict[str, Any]:
-    if isinstance(value, bool):
-        return {"boolValue": value}
-    if isinstance(value, int):
-        return {"intValue": str(value)}
-    if isinstance(value, float):
-        return {"doubleValue": value}
-    if isinstance(value, list):
-        return {"arrayValue": {"values": [_value(item) for item in value]}}
-    return {"stringValue": str(value)}
+    """An OTLP `AnyValue`: arrays kept as arrays at any depth (built with an explicit stack), integers
+    within 64 bits as integers, anything else as its text."""
+    root: list[Any] = [None]
+    stack: list[tuple[Any, list[Any], int]] = [(value, root, 0)]
+    while stack:
+        item, parent, slot = stack.pop()
+        if isinstance(item, bool):
+            parent[slot] = {"boolValue": item}
+        elif isinstance(item, int) and item in _INT64:
+            parent[slot] = {"intValue": str(item)}
+        elif isinstance(item, float):
+            parent[slot] = {"doubleValue": item}
+        elif isinstance(item, list):
+            values: list[Any] = [None] * len(item)
+            parent[slot] = {"arrayValue": {"values": values}}
+            stack.extend((child, values, index) for index, child in enumerate(item))
+        else:
+            parent[slot] = {"stringValue": item if isinstance(item, str) else python_repr(item)}
+    return root[0]  # type: ignore[no-any-return]
 
 
 def _attributes(pairs: dict[str, Any]) -> list[dict[str, Any]]:
@@ -151,7 +165,7 @@ def _tool_span(trace: _Trace, tool: dict[str, Any], parent: str) -> dict[str, An
     }
     start = _nanos(finite(tool.get("started_at")))
     end = _end(start, _nanos(finite(tool.get("completed_at"))), finite(tool.get("duration_ms")))
-    what = f"tool {tool.get('invocation_id')} {tool['tool_call_id']}"
+    what = f"tool {python_str(tool.get('invocation_id'))} {tool['tool_call_id']}"
     name = f"execute_tool {tool['tool_name']}" if isinstance(tool.get("tool_name"), str) else "execute_tool"
     return trace.span(what, name, parent, start, end, attributes, error=status if status in _FAILED_TOOL else None)
 
