@@ -38,6 +38,30 @@ def _may_hold_int(annotation: Any) -> bool:
     return int in arms or any(_may_hold_int(item) for item in _list_item_types(annotation))
 
 
+def _item_discriminators(annotation: Any) -> tuple[str, ...]:
+    """The keys that tell apart the branches of the items of a list annotation (`Field(discriminator=...)`)."""
+    return tuple(
+        found
+        for item in _list_item_types(annotation)
+        if typing.get_origin(item) is typing.Annotated
+        for found in (getattr(meta, "discriminator", None) for meta in item.__metadata__)
+        if isinstance(found, str)
+    )
+
+
+def _tags_written_iteratively(items: Any, keys: tuple[str, ...]) -> Any:
+    """A list whose objects hold an array or object under a discriminator key gets copies of them whose
+    value there `repr` writes without recursing: pydantic quotes such a tag with `str` as it refuses it."""
+    if not isinstance(items, list) or not any(
+        isinstance(item, dict) and isinstance(item.get(key), (dict, list)) for item in items for key in keys
+    ):
+        return items
+    return [
+        {k: written_iteratively(v) if k in keys else v for k, v in item.items()} if isinstance(item, dict) else item
+        for item in items
+    ]
+
+
 def _json_integers(value: Any, annotation: Any) -> Any:
     """Turn integral floats into ints where the annotation expects an integer.
 
@@ -63,6 +87,7 @@ class ContractModel(BaseModel):
 
     __conditional_checker__: ClassVar[Draft202012Validator | None] = None
     __integer_fields__: ClassVar[dict[str, Any]] = {}
+    __discriminated_lists__: ClassVar[dict[str, tuple[str, ...]]] = {}
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
@@ -75,6 +100,11 @@ class ContractModel(BaseModel):
             for name, field in cls.model_fields.items()
             if _may_hold_int(field.annotation)
         }
+        cls.__discriminated_lists__ = {
+            field.alias or name: keys
+            for name, field in cls.model_fields.items()
+            if (keys := _item_discriminators(field.annotation))
+        }
 
     @model_validator(mode="before")
     @classmethod
@@ -85,6 +115,12 @@ class ContractModel(BaseModel):
         for key, annotation in cls.__integer_fields__.items():
             if key in data:
                 value = _json_integers(data[key], annotation)
+                if value is not data[key]:
+                    converted = converted if converted is not None else dict(data)
+                    converted[key] = value
+        for key, tags in cls.__discriminated_lists__.items():
+            if key in data:
+                value = _tags_written_iteratively(data[key], tags)
                 if value is not data[key]:
                     converted = converted if converted is not None else dict(data)
                     converted[key] = value

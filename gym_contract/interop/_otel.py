@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from gym_contract._deep_values import python_repr, python_str
+from gym_contract._deep_values import python_str
 from gym_contract._values import finite, text
 from gym_contract.interop._view import Evidence, ModelCall, evidence_of
 
@@ -34,26 +34,23 @@ _SCOPE = {"name": "gym_contract.interop"}
 _INT64 = range(-(2**63), 2**63)
 
 
+def _scalar(value: Any) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int) and value in _INT64:
+        return {"intValue": str(value)}
+    if isinstance(value, float):
+        return {"doubleValue": value}
+    return {"stringValue": python_str(value)}
+
+
 def _value(value: Any) -> dict[str, Any]:
-    """An OTLP `AnyValue`: arrays kept as arrays at any depth (built with an explicit stack), integers
-    within 64 bits as integers, anything else as its text."""
-    root: list[Any] = [None]
-    stack: list[tuple[Any, list[Any], int]] = [(value, root, 0)]
-    while stack:
-        item, parent, slot = stack.pop()
-        if isinstance(item, bool):
-            parent[slot] = {"boolValue": item}
-        elif isinstance(item, int) and item in _INT64:
-            parent[slot] = {"intValue": str(item)}
-        elif isinstance(item, float):
-            parent[slot] = {"doubleValue": item}
-        elif isinstance(item, list):
-            values: list[Any] = [None] * len(item)
-            parent[slot] = {"arrayValue": {"values": values}}
-            stack.extend((child, values, index) for index, child in enumerate(item))
-        else:
-            parent[slot] = {"stringValue": item if isinstance(item, str) else python_repr(item)}
-    return root[0]  # type: ignore[no-any-return]
+    """An attribute's OTLP `AnyValue`. An attribute holds a primitive or an array of primitives (the
+    OpenTelemetry attribute rules), so anything else — an object, an array holding arrays or objects,
+    an integer beyond 64 bits — is its text, written without recursion whatever its depth."""
+    if isinstance(value, list) and not any(isinstance(item, (dict, list)) for item in value):
+        return {"arrayValue": {"values": [_scalar(item) for item in value]}}
+    return _scalar(value)
 
 
 def _attributes(pairs: dict[str, Any]) -> list[dict[str, Any]]:
