@@ -26,6 +26,10 @@ REPR_LEVELS = ORJSON_WRITES
 that a value orjson writes is its own view."""
 
 
+# Integers of at most this many bits have at most 603 digits: Python writes them whatever its limit is set to.
+_SHORT_INTEGER_BITS = 2000
+
+
 class _Written(str):
     """Text already laid out, on `python_repr`'s stack (as opposed to a value still to write)."""
 
@@ -91,13 +95,25 @@ class _ReprList(list[Any]):
         return python_repr(self)
 
 
+class _ReprInt(int):
+    """An integer too long for Python to write as text, which `repr` and `str` write all the same."""
+
+    def __repr__(self) -> str:
+        return integer_text(self)
+
+    __str__ = __repr__
+
+
 def written_iteratively(value: Any) -> Any:
-    """``value``, or for an array or object a shallow copy of it (the same members, the same type to
-    `isinstance`) that `repr` writes with `python_repr`."""
+    """``value``, or an equal copy of it (of a subclass of its type) that `repr` and `str` write without
+    recursing and without raising: a shallow copy of an array or an object, written with `python_repr`,
+    or an integer too long for Python to write."""
     if isinstance(value, dict):
         return _ReprDict(value)
     if isinstance(value, list):
         return _ReprList(value)
+    if type(value) is int and value.bit_length() > _SHORT_INTEGER_BITS:
+        return _ReprInt(value)
     return value
 
 

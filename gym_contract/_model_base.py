@@ -50,10 +50,10 @@ def _item_discriminators(annotation: Any) -> tuple[str, ...]:
 
 
 def _tags_written_iteratively(items: Any, keys: tuple[str, ...]) -> Any:
-    """A list whose objects hold an array or object under a discriminator key gets copies of them whose
-    value there `repr` writes without recursing: pydantic quotes such a tag with `str` as it refuses it."""
+    """A list whose objects hold something other than a string under a discriminator key gets copies of
+    them whose value there `str` writes without recursing or raising: pydantic quotes a tag it refuses."""
     if not isinstance(items, list) or not any(
-        isinstance(item, dict) and isinstance(item.get(key), (dict, list)) for item in items for key in keys
+        isinstance(item, dict) and key in item and not isinstance(item[key], str) for item in items for key in keys
     ):
         return items
     return [

@@ -45,16 +45,16 @@ from gym_contract import (
     validate,
 )
 from gym_contract._json_writing import dumps
+from gym_contract.interop import to_atif, to_otel
 from gym_contract.models import AgentObservationBundle
 from gym_contract.projection import ContradictoryEvidenceError, build_trajectory
 from gym_contract.reading._json_parsing import loads
 from gym_contract.validation import check_line
 from tests.rollout_strategies import rollouts
-from tests.strategies import hostile_records
+from tests.strategies import COMPRESSION_MAGIC, hostile_records, records_holding_non_finite
 from tests.test_totality import hostile_lines
 
 NOW = 1_786_100_000.0
-COMPRESSION_MAGIC = (b"\x1f\x8b", b"\x28\xb5\x2f\xfd")  # gzip, zstd
 
 
 def _errors(record: Any, kind: str | None = None) -> list[str]:
@@ -96,6 +96,31 @@ def test_law_no_entry_point_raises_on_any_value(value):
     classify_opencode(value if isinstance(value, dict) else None, items)
     with contextlib.suppress(ContractError):
         decide(value)
+    with contextlib.suppress(ValueError):  # documented: a value that is no rollout record, trajectory or bundle
+        to_otel([value])
+    with contextlib.suppress(ValueError):
+        to_atif(value)
+
+
+@given(records_holding_non_finite())
+def test_law_a_python_value_no_json_text_holds_raises_only_where_documented(value):
+    """NaN and the infinities come from no JSON text, only from a caller's own values: the entry points
+    that never raise do not; the lineage functions raise the ValueError they document."""
+    found = list(iter_diagnostics(value, now=NOW))
+    assert is_valid(value, now=NOW) == all(d.severity != "error" for d in found)
+    call = derive_record(value, 0)
+    capture_attachment(Capture("7-0", (call,)))
+    project(value, value)
+    attach_trajectory(value, value)
+    collect(value)
+    rollout_coverage(value)
+    classify_claude_code([value])
+    classify_opencode(value, [value])
+    with contextlib.suppress(ValueError):
+        to_otel([value])
+    for hashing in (lambda: chain([call]), lambda: stamp("call", [value], [value])):
+        with contextlib.suppress(ValueError):
+            hashing()
 
 
 @given(st.lists(st.one_of(hostile_lines(), st.just(b""), st.just(b"   ")), min_size=1, max_size=8))
