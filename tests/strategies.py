@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from collections.abc import Iterator
@@ -177,6 +178,18 @@ def nested(value: Any, depth: int, style: str = "mixed") -> Any:
 
 RECURSION_LIMIT = sys.getrecursionlimit()
 """The interpreter's recursion limit as the tests start (Hypothesis raises it while it runs a test)."""
+
+
+@contextlib.contextmanager
+def interpreters_own_stack() -> Iterator[None]:
+    """The interpreter's recursion limit as a program has it, for the body of a law: Hypothesis raises
+    the limit while it runs a test, which would hide a walk that recurses once per level of nesting."""
+    raised = sys.getrecursionlimit()
+    sys.setrecursionlimit(RECURSION_LIMIT)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(raised)
 
 
 def nesting_depths() -> st.SearchStrategy[int]:
