@@ -16,7 +16,16 @@ import orjson
 
 from gym_contract._json_writing import fragment
 
-__all__ = ["EMBEDDING", "MAX_DEPTH", "depth_beyond", "max_depth", "value_problem"]
+__all__ = [
+    "EMBEDDING",
+    "MAX_DEPTH",
+    "ORJSON_WRITES",
+    "depth_beyond",
+    "fits_orjson",
+    "max_depth",
+    "nests_within",
+    "value_problem",
+]
 
 MAX_DEPTH = 1024
 """Levels of arrays and objects a rollout record may nest (as many as orjson reads)."""
@@ -62,15 +71,24 @@ def depth_beyond(value: Any, limit: int) -> Path | None:
 
 # orjson writes at most this many levels, string keys only, and integers within 64 bits: a value it
 # writes has none of the problems below.
-_ORJSON_WRITES = 254
+ORJSON_WRITES = 254
+"""Levels of nesting orjson writes: a value it writes nests no deeper."""
 
 
-def _fits_orjson(value: Any) -> bool:
+def fits_orjson(value: Any) -> bool:
+    """Whether orjson writes ``value``: proof, in compiled code, that it nests at most `ORJSON_WRITES` levels."""
     try:
         orjson.dumps(value, default=fragment)
     except orjson.JSONEncodeError:
         return False
     return True
+
+
+def nests_within(value: Any, levels: int) -> bool:
+    """Whether ``value`` nests no deeper than ``levels`` levels (at most `ORJSON_WRITES` checks in compiled code)."""
+    if levels >= ORJSON_WRITES and fits_orjson(value):
+        return True
+    return depth_beyond(value, levels) is None
 
 
 # Python refuses to write an integer of more digits than this as text (sys.int_max_str_digits).
@@ -83,7 +101,7 @@ def value_problem(value: Any, limit: int) -> tuple[Path, str] | None:
     Values read from JSON text by this package never have such a problem. A caller's own value may:
     nesting beyond ``limit``, a key that is not a string, or an integer too long to write as text.
     """
-    if limit >= _ORJSON_WRITES and _fits_orjson(value):
+    if limit >= ORJSON_WRITES and fits_orjson(value):
         return None  # the common case, proven in one pass of compiled code
     stack: list[tuple[Any, int, Path]] = [(value, 1, ())]
     while stack:

@@ -10,6 +10,8 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from gym_contract._deep_values import written_iteratively
+
 # Conditional keywords that tools/codegen.py tells datamodel-code-generator to copy into
 # ``json_schema_extra`` rather than turn into Python types.
 CONDITIONAL_KEYWORDS = ("if", "then", "else", "dependentRequired")
@@ -34,6 +36,30 @@ def _list_item_types(annotation: Any) -> list[Any]:
 def _may_hold_int(annotation: Any) -> bool:
     arms = _arms(annotation)
     return int in arms or any(_may_hold_int(item) for item in _list_item_types(annotation))
+
+
+def _item_discriminators(annotation: Any) -> tuple[str, ...]:
+    """The keys that tell apart the branches of the items of a list annotation (`Field(discriminator=...)`)."""
+    return tuple(
+        found
+        for item in _list_item_types(annotation)
+        if typing.get_origin(item) is typing.Annotated
+        for found in (getattr(meta, "discriminator", None) for meta in item.__metadata__)
+        if isinstance(found, str)
+    )
+
+
+def _tags_written_iteratively(items: Any, keys: tuple[str, ...]) -> Any:
+    """A list whose objects hold something other than a string under a discriminator key gets copies of
+    them whose value there `str` writes without recursing or raising: pydantic quotes a tag it refuses."""
+    if not isinstance(items, list) or not any(
+        isinstance(item, dict) and key in item and not isinstance(item[key], str) for item in items for key in keys
+    ):
+        return items
+    return [
+        {k: written_iteratively(v) if k in keys else v for k, v in item.items()} if isinstance(item, dict) else item
+        for item in items
+    ]
 
 
 def _json_integers(value: Any, annotation: Any) -> Any:
@@ -61,6 +87,7 @@ class ContractModel(BaseModel):
 
     __conditional_checker__: ClassVar[Draft202012Validator | None] = None
     __integer_fields__: ClassVar[dict[str, Any]] = {}
+    __discriminated_lists__: ClassVar[dict[str, tuple[str, ...]]] = {}
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
@@ -72,6 +99,11 @@ class ContractModel(BaseModel):
             field.alias or name: field.annotation
             for name, field in cls.model_fields.items()
             if _may_hold_int(field.annotation)
+        }
+        cls.__discriminated_lists__ = {
+            field.alias or name: keys
+            for name, field in cls.model_fields.items()
+            if (keys := _item_discriminators(field.annotation))
         }
 
     @model_validator(mode="before")
@@ -86,13 +118,22 @@ class ContractModel(BaseModel):
                 if value is not data[key]:
                     converted = converted if converted is not None else dict(data)
                     converted[key] = value
+        for key, tags in cls.__discriminated_lists__.items():
+            if key in data:
+                value = _tags_written_iteratively(data[key], tags)
+                if value is not data[key]:
+                    converted = converted if converted is not None else dict(data)
+                    converted[key] = value
         data = converted if converted is not None else data
         checker = cls.__conditional_checker__
         if checker is not None:
             # The keywords speak of JSON values: a nested model given as an instance counts as its object.
             if any(isinstance(value, BaseModel) for value in data.values()):
                 data = {k: v.model_dump(mode="json") if isinstance(v, BaseModel) else v for k, v in data.items()}
-            error = None if checker.is_valid(data) else best_match(checker.iter_errors(data))
+            # The keywords look at this object's own keys, yet jsonschema words each failure with `repr` of
+            # the object: its values are handed over as copies that write themselves without recursing.
+            judged = {key: written_iteratively(value) for key, value in data.items()}
+            error = None if checker.is_valid(judged) else best_match(checker.iter_errors(judged))
             if error is not None:
                 described = error.schema.get("description") if isinstance(error.schema, dict) else None
                 raise ValueError(described or error.message)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import sys
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -13,27 +15,87 @@ import orjson
 from hypothesis import strategies as st
 
 from gym_contract import schemas
-from gym_contract._values import preview
+from gym_contract._deep_values import REPR_LEVELS
+from gym_contract._limits import MAX_DEPTH
+from gym_contract._values import NumberText, preview
 from gym_contract._vocabulary import ROLLOUT_ATTACHMENTS
 from tests.support import REPO
 
-HUGE_INTEGERS = [2**63, 2**64, -(2**63) - 1, 10**30, 10**400, 10**4299]
-"""Integers past every fixed width."""
+HUGE_INTEGERS = [
+    2**63 - 1,
+    2**63,
+    -(2**63),
+    -(2**63) - 1,
+    2**64 - 1,
+    2**64,
+    10**30,
+    10**400,
+    10**4299,
+    -(10**4299),
+]
+"""Integers at and past every fixed width, up to the most digits Python writes as text (4,300)."""
 
 
-def _longer_than_python_writes() -> int:
-    return 10**5000
+def _longer_than_python_writes(digits: int) -> int:
+    return 10 ** (digits - 1)
 
 
 def huge_integers() -> st.SearchStrategy[int]:
-    # Built, not sampled: Hypothesis writes sampled values out, and Python refuses to write this one.
-    return st.one_of(st.sampled_from(HUGE_INTEGERS), st.builds(_longer_than_python_writes))
+    # Built, not sampled: Hypothesis writes sampled values out, and Python refuses to write these.
+    past = st.builds(_longer_than_python_writes, st.sampled_from([4301, 4302, 5000]))
+    return st.one_of(st.sampled_from(HUGE_INTEGERS), past)
+
+
+OUT_OF_RANGE_NUMBERS = ("1e999", "-1e400", "1e309", "2.5e-400", "1" * 4301, "-" + "9" * 5000)
+"""Numbers as the readers keep them when Python cannot hold them (`NumberText`): past a double's
+range, and integers of more digits than Python converts."""
+
+
+def out_of_range_numbers() -> st.SearchStrategy[NumberText]:
+    return st.builds(NumberText, st.sampled_from(OUT_OF_RANGE_NUMBERS))
+
+
+TRICKY_TEXT = (
+    '"',
+    "\\",
+    "\x00",
+    "\x1f",
+    "\u2028",
+    "\ud800",
+    "\udfff",
+    "\ud800\udc00",
+    "\\u0000",
+    "\\ud800",
+    "é",
+    "\U0001f600",
+)
+"""Strings with escapes, control characters, line separators, lone surrogates (and two that look like a pair)."""
+
+HARNESS_KEYS = (
+    "subtype",
+    "is_error",
+    "result",
+    "errors",
+    "api_error_status",
+    "terminal_reason",
+    "error",
+    "error_status",
+    "claude_code_version",
+    "parent_tool_use_id",
+    "info",
+    "name",
+    "data",
+    "statusCode",
+    "responseBody",
+    "isRetryable",
+)
+"""Keys of the harness artifacts the outcome classifiers read, so that generated values reach them too."""
 
 
 @cache
 def contract_keys() -> tuple[str, ...]:
     """Every property name the bundled schemas know, the attachment keys, and the rollout id keys."""
-    names: set[str] = {*ROLLOUT_ATTACHMENTS, "_ng_rollout_id", "_ng_task_index", "_ng_rollout_index"}
+    names: set[str] = {*ROLLOUT_ATTACHMENTS, *HARNESS_KEYS, "_ng_rollout_id", "_ng_task_index", "_ng_rollout_index"}
 
     def walk(node: Any) -> None:
         if isinstance(node, dict):
@@ -52,21 +114,31 @@ def contract_keys() -> tuple[str, ...]:
 
 
 @cache
-def _keys() -> st.SearchStrategy[str]:
-    return st.one_of(st.sampled_from(contract_keys()), st.text(max_size=8))
+def _keys(*, surrogates: bool = True) -> st.SearchStrategy[str]:
+    alphabet = st.characters(codec=None) if surrogates else st.characters(codec="utf-8")
+    tricky = [text for text in TRICKY_TEXT if surrogates or not _has_surrogate(text)]
+    return st.one_of(st.sampled_from(contract_keys()), st.text(alphabet=alphabet, max_size=8), st.sampled_from(tricky))
+
+
+def _has_surrogate(text: str) -> bool:
+    return any(0xD800 <= ord(character) <= 0xDFFF for character in text)
 
 
 @cache
 def scalars(*, surrogates: bool = True) -> st.SearchStrategy[Any]:
-    """Leaves: null, booleans, integers of any size, finite floats, and text (lone surrogates too)."""
+    """Leaves: null, booleans, integers of any size, numbers Python cannot hold, finite floats (to the
+    largest), and text (with escapes, control characters and, unless told not to, lone surrogates)."""
     alphabet = st.characters(codec=None) if surrogates else st.characters(codec="utf-8")
+    tricky = [text for text in TRICKY_TEXT if surrogates or not _has_surrogate(text)]
     return st.one_of(
         st.none(),
         st.booleans(),
         st.integers(),
         huge_integers(),
+        out_of_range_numbers(),
         st.floats(allow_nan=False, allow_infinity=False),
         st.text(alphabet=alphabet, max_size=12),
+        st.sampled_from(tricky),
         st.sampled_from(contract_keys()),
     )
 
@@ -79,6 +151,7 @@ class DeepList(list):  # type: ignore[type-arg]
     """
 
     depth: int = 0
+    style: str = "mixed"
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         leaf: Any = self
@@ -89,28 +162,58 @@ class DeepList(list):  # type: ignore[type-arg]
                 leaf = leaf["content"]
             else:
                 break
-        printer.text(f"nested({preview(leaf)}, {self.depth})")
+        printer.text(f"nested({preview(leaf)}, {self.depth}, {self.style!r})")
 
 
-def nested(value: Any, depth: int) -> Any:
-    """``value`` inside ``depth`` alternating arrays and objects."""
+def nested(value: Any, depth: int, style: str = "mixed") -> Any:
+    """``value`` inside ``depth`` arrays and objects: in turn (``mixed``), or all objects, or all arrays
+    (``objects``, ``arrays``), the outermost an array either way."""
     for level in range(depth):
-        value = [value] if level % 2 else {"content": value}
+        as_object = style == "objects" or (style == "mixed" and level % 2 == 0)
+        value = {"content": value} if as_object and level < depth - 1 else [value]
     if isinstance(value, list) and depth > 100:
         value = DeepList(value)
-        value.depth = depth
+        value.depth, value.style = depth, style
     return value
+
+
+RECURSION_LIMIT = sys.getrecursionlimit()
+"""The interpreter's recursion limit as the tests start (Hypothesis raises it while it runs a test)."""
+
+
+@contextlib.contextmanager
+def interpreters_own_stack() -> Iterator[None]:
+    """The interpreter's recursion limit as a program has it, for the body of a law: Hypothesis raises
+    the limit while it runs a test, which would hide a walk that recurses once per level of nesting."""
+    raised = sys.getrecursionlimit()
+    sys.setrecursionlimit(RECURSION_LIMIT)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(raised)
+
+
+def nesting_depths() -> st.SearchStrategy[int]:
+    """Depths near every limit a walk over values can meet, each from just below to just above it: the
+    254 levels orjson writes (and `repr` may recurse through a view), the interpreter's recursion limit,
+    the readers' 1,024 (a value drawn lands up to a dozen levels down in a record), and far past them."""
+    limits = (REPR_LEVELS, RECURSION_LIMIT, MAX_DEPTH)
+    near = st.sampled_from(limits).flatmap(lambda limit: st.integers(limit - 16, limit + 2))
+    return st.one_of(near, st.sampled_from([480, 600, 990, 1020, 1100, 3000]))
 
 
 @cache  # a strategy is built and checked once, not on every draw
 def json_values(*, max_leaves: int = 30, surrogates: bool = True) -> st.SearchStrategy[Any]:
-    """Any JSON value: contract keys at random places, huge integers, and now and then very deep nesting."""
+    """Any JSON value: contract keys at random places, numbers at and past every range, tricky text,
+    and now and then nesting near every limit."""
     base = st.recursive(
         scalars(surrogates=surrogates),
-        lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(_keys(), children, max_size=5)),
+        lambda children: st.one_of(
+            st.lists(children, max_size=4), st.dictionaries(_keys(surrogates=surrogates), children, max_size=5)
+        ),
         max_leaves=max_leaves,
     )
-    deep = st.builds(nested, base, st.sampled_from([300, 1100, 3000]))
+    deep = st.builds(nested, base, nesting_depths(), st.sampled_from(["mixed", "objects", "arrays"]))
     return st.one_of(base, base, base, deep)
 
 
@@ -169,27 +272,36 @@ def json_copy(value: Any) -> Any:
         elif isinstance(item, list):
             holder[slot] = fresh = type(item)(item)  # a DeepList stays one, to be printed as a summary
             if isinstance(item, DeepList):
-                fresh.depth = item.depth
+                fresh.depth, fresh.style = item.depth, item.style
             stack.extend((child, fresh, index) for index, child in enumerate(item))
         else:
             holder[slot] = item
     return copied[0]
 
 
-MUTATIONS = ("delete", "retype", "swap", "duplicate", "wrap_string", "add_key")
+MUTATIONS = ("delete", "retype", "swap", "duplicate", "wrap_string", "add_key", "deepen")
+
+
+def _by_pattern(places: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """One place per field: the first path of each shape (list positions aside), so that a field a record
+    holds once (a gap's detail) is drawn as often as one it holds a hundred times (a message's text)."""
+    kept: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+    for path in places:
+        kept.setdefault(tuple("#" if isinstance(part, int) else part for part in path), path)
+    return list(kept.values())
 
 
 @st.composite
 def mutated_records(draw: st.DrawFn, records: tuple[dict[str, Any], ...] | None = None) -> dict[str, Any]:
     """An example record broken one to three times: a key deleted, a value of another type, two values
     swapped between keys, a list item repeated, a string turned into a list or an object, a contract
-    key added somewhere with any value."""
+    key added somewhere with any value, a value put inside arrays and objects nested near a limit."""
     record = json_copy(draw(st.sampled_from(records or example_records())))
     for _ in range(draw(st.integers(1, 3))):
         places = list(_places(record))
         if not places:
             break
-        path = draw(st.sampled_from(places))
+        path = draw(st.sampled_from(_by_pattern(places)))
         parent, key = _at(record, path[:-1]), path[-1]
         mutation = draw(st.sampled_from(MUTATIONS))
         if mutation == "delete" and isinstance(parent, dict):
@@ -205,9 +317,27 @@ def mutated_records(draw: st.DrawFn, records: tuple[dict[str, Any], ...] | None 
             parent.insert(key, json_copy(parent[key]))
         elif mutation == "wrap_string" and isinstance(parent[key], str):
             parent[key] = draw(st.sampled_from([[parent[key]], {"text": parent[key]}, {"type": parent[key]}]))
+        elif mutation == "deepen":
+            style = draw(st.sampled_from(["mixed", "objects", "arrays"]))
+            parent[key] = nested(parent[key], draw(nesting_depths()), style)
         else:
             target = _at(record, path) if isinstance(_at(record, path), dict) else record
             target[draw(st.sampled_from(contract_keys()))] = draw(json_values(max_leaves=5))
+    return record
+
+
+NON_FINITE = (float("nan"), float("inf"), float("-inf"))
+"""Python floats no JSON text holds: a caller's own values may."""
+
+
+@st.composite
+def records_holding_non_finite(draw: st.DrawFn) -> dict[str, Any]:
+    """A broken example record with NaN or an infinity put in one of its places."""
+    record = draw(mutated_records())
+    places = [path for path in _places(record) if not isinstance(_at(record, path), (dict, list))]
+    if places:
+        path = draw(st.sampled_from(places))
+        _at(record, path[:-1])[path[-1]] = draw(st.sampled_from(NON_FINITE))
     return record
 
 
@@ -236,6 +366,11 @@ def damaged_lines() -> st.SearchStrategy[bytes]:
         st.integers(1, 99),
     )
     return st.one_of(st.binary(max_size=24).filter(lambda line: b"\n" not in line and b"\r" not in line), cut)
+
+
+# gzip, zstd, and a zstd skippable frame (what pzstd writes first): 0x184D2A50 to 0x184D2A5F, little-endian.
+COMPRESSION_MAGIC = (b"\x1f\x8b", b"\x28\xb5\x2f\xfd", *(bytes([low, 0x2A, 0x4D, 0x18]) for low in range(0x50, 0x60)))
+"""First bytes that make a reader take a file as the compressed stream they announce, whatever its name."""
 
 
 def jsonl(lines: list[bytes]) -> bytes:

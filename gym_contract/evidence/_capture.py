@@ -18,7 +18,7 @@ from gym_contract._limits import max_depth
 from gym_contract._values import NumberText, finite, first_text, json_type, obj, objects, preview, text
 from gym_contract._vocabulary import CAPTURED_TOKEN_FIELDS, token_count
 from gym_contract.diagnostics import Diagnostic
-from gym_contract.models import CaptureMetrics, ModelCallRecord, ObservationGap
+from gym_contract.models import CaptureMetrics, ModelCallRecord, ModelServerRef, ObservationGap
 from gym_contract.reading._json_parsing import loads, nesting_problem, parse_record
 from gym_contract.reading._records import DEFAULT_MAX_LINE_BYTES, iter_lines
 from gym_contract.reading._sources import InputUnreadable, open_source
@@ -82,6 +82,10 @@ def _integer(value: object) -> int | None:
 def _model_ref(value: object) -> dict[str, Any] | None:
     ref = _object(value)
     if ref is None or ref.get("type") != "responses_api_models" or not isinstance(ref.get("name"), str):
+        return None
+    try:  # its other members are taken as they are: a key that is not valid Unicode makes it no reference
+        ModelServerRef.model_validate(ref)
+    except ValidationError:
         return None
     return ref
 
@@ -253,7 +257,16 @@ def derive_record(exchange: dict[str, Any], call_index: int) -> ModelCallRecord:
         "latency_total_ms": _duration(exchange.get("latency_ms")),
         "latency_ttft_ms": _duration(exchange.get("latency_ttft_ms")),
     }
-    return ModelCallRecord.model_validate(fields)
+    try:
+        return ModelCallRecord.model_validate(fields)
+    except ValidationError as refused:
+        # A value the model cannot hold that reading by type does not catch (a key that is not valid
+        # Unicode in an object taken as it is): the field is null, as the docstring promises.
+        for error in refused.errors():
+            if error["loc"] and error["loc"][0] in fields:
+                name = error["loc"][0]
+                fields[name] = [] if isinstance(fields[name], list) else None
+        return ModelCallRecord.model_validate(fields)
 
 
 # --- lines the reference cannot record (CONTRACT 3.2) ----------------------------------------------

@@ -8,9 +8,12 @@ from typing import Any
 
 import msgspec
 
+from gym_contract._deep_values import python_repr, python_str
+from gym_contract._json_writing import dumps
 from gym_contract._values import finite, nonempty, obj, objects, text
 from gym_contract._vocabulary import CAPTURE, OBSERVATIONS, TRAJECTORY
 from gym_contract.html_report._tallies import SampledRollout
+from gym_contract.reading._json_parsing import loads
 
 TEXT_LIMIT = 2000
 """Characters of one conversation item shown; the rest is counted, not shown."""
@@ -84,17 +87,29 @@ class Drilldown:
 
 
 def plain(value: Any) -> Any:
-    """``value`` with every opaque payload the fast path left as raw JSON decoded."""
-    if isinstance(value, msgspec.Raw):
-        try:
-            return msgspec.json.decode(value)
-        except msgspec.DecodeError:  # a number beyond what Python holds: shown as written
-            return bytes(value).decode("utf-8", "replace")
-    if isinstance(value, dict):
-        return {key: plain(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [plain(item) for item in value]
-    return value
+    """``value`` with every opaque payload the fast path left as raw JSON decoded.
+
+    Iterative, and the payloads are read as the readers read them: a value nested as deep as a
+    record may be is shown, whatever the interpreter's stack.
+    """
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any]] = [(value, root, 0)]
+    while stack:
+        item, parent, slot = stack.pop()
+        if isinstance(item, msgspec.Raw):
+            try:
+                item = loads(bytes(item))
+            except ValueError:  # not JSON after all: shown as written
+                item = bytes(item).decode("utf-8", "replace")
+        copy: Any = item
+        if isinstance(item, dict):
+            copy = dict.fromkeys(item)
+            stack.extend((child, copy, key) for key, child in item.items())
+        elif isinstance(item, list):
+            copy = [None] * len(item)
+            stack.extend((child, copy, index) for index, child in enumerate(item))
+        parent[slot] = copy
+    return root[0]
 
 
 def drilldown(rollout: SampledRollout) -> Drilldown:
@@ -127,7 +142,7 @@ def drilldown(rollout: SampledRollout) -> Drilldown:
     }
     for call in calls:
         call_id = text(call.get("model_call_id"))
-        label = f"model call {call_id or call.get('call_index', '?')}"
+        label = f"model call {call_id or python_str(call.get('call_index', '?'))}"
         owning = owner.get(call_id or "")
         row = rows.get(owning, OUTSIDE) if owning is not None else OUTSIDE
         _place(found, row, "model call", call, label)
@@ -265,6 +280,6 @@ def _shown(value: Any) -> str | None:
         return value
     value = plain(value)
     try:
-        return msgspec.json.encode(value).decode()
-    except (TypeError, msgspec.EncodeError):
-        return repr(value)
+        return dumps(value).decode()
+    except TypeError:  # not JSON text (a lone surrogate, a key that is not a string): as Python writes it
+        return python_repr(value)

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from gym_contract._json_writing import dumps
+from gym_contract._json_writing import dumps, python_text
 from gym_contract._values import obj, objects, text
 from gym_contract.interop._atif_steps import ATIF_VERSIONS, EXTRA_KEY, items_of_step
 from gym_contract.interop._view import Evidence, ModelCall, evidence_of
@@ -171,7 +171,14 @@ def _text_of(content: Any) -> str:
 
 def _output_text(output: Any) -> str:
     # The package's writer, not orjson's alone: outputs read from a file may hold numbers past 64 bits.
-    return output if isinstance(output, str) else dumps(output).decode()
+    if isinstance(output, str):
+        return output
+    try:
+        return dumps(output).decode()
+    except (
+        TypeError
+    ):  # a Python value no JSON text holds (a lone surrogate, a key that is no string): as json writes it
+        return python_text(output, compact=True)
 
 
 def _metrics(step: dict[str, Any], calls: list[ModelCall]) -> None:

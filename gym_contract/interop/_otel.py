@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from gym_contract._deep_values import python_str
 from gym_contract._parent_links import caught_in_cycles
 from gym_contract._values import finite, text
 from gym_contract.interop._view import Evidence, ModelCall, evidence_of
@@ -32,16 +33,26 @@ _PROVIDER_OF_DIALECT = {"responses": "openai", "chat": "openai", "messages": "an
 _SCOPE = {"name": "gym_contract.interop"}
 
 
-def _value(value: Any) -> dict[str, Any]:
+_INT64 = range(-(2**63), 2**63)
+
+
+def _scalar(value: Any) -> dict[str, Any]:
     if isinstance(value, bool):
         return {"boolValue": value}
-    if isinstance(value, int):
+    if isinstance(value, int) and value in _INT64:
         return {"intValue": str(value)}
     if isinstance(value, float):
         return {"doubleValue": value}
-    if isinstance(value, list):
-        return {"arrayValue": {"values": [_value(item) for item in value]}}
-    return {"stringValue": str(value)}
+    return {"stringValue": python_str(value)}
+
+
+def _value(value: Any) -> dict[str, Any]:
+    """An attribute's OTLP `AnyValue`. An attribute holds a primitive or an array of primitives (the
+    OpenTelemetry attribute rules), so anything else — an object, an array holding arrays or objects,
+    an integer beyond 64 bits — is its text, written without recursion whatever its depth."""
+    if isinstance(value, list) and not any(isinstance(item, (dict, list)) for item in value):
+        return {"arrayValue": {"values": [_scalar(item) for item in value]}}
+    return _scalar(value)
 
 
 def _attributes(pairs: dict[str, Any]) -> list[dict[str, Any]]:
@@ -153,7 +164,7 @@ def _tool_span(trace: _Trace, tool: dict[str, Any], parent: str) -> dict[str, An
     }
     start = _nanos(finite(tool.get("started_at")))
     end = _end(start, _nanos(finite(tool.get("completed_at"))), finite(tool.get("duration_ms")))
-    what = f"tool {tool.get('invocation_id')} {tool['tool_call_id']}"
+    what = f"tool {python_str(tool.get('invocation_id'))} {tool['tool_call_id']}"
     name = f"execute_tool {tool['tool_name']}" if isinstance(tool.get("tool_name"), str) else "execute_tool"
     return trace.span(what, name, parent, start, end, attributes, error=status if status in _FAILED_TOOL else None)
 

@@ -116,7 +116,11 @@ def _stamp(call_id: str, fields: _Fields) -> CallStamp:
 
 
 def stamp(call_id: str, request: Sequence[object], output: Sequence[object]) -> CallStamp:
-    """The version-4 stamp of a call that was sent `request` items and answered `output` items."""
+    """The version-4 stamp of a call that was sent `request` items and answered `output` items.
+
+    Raises ValueError when an item hashed holds NaN or an infinity, TypeError when it holds a value
+    that is not JSON (a set, say). JSON text never holds either.
+    """
     return _stamp(call_id, _Fields.of(request, output))
 
 
@@ -155,7 +159,10 @@ class LineageIndex:
             self._by_fingerprint.setdefault(entry.continuation_fingerprint, []).append(entry)
 
     def resolve(self, request: Sequence[object]) -> Resolution:
-        """ROOT, RESOLVED(parent) or UNRESOLVED(no_match | ambiguous) for a request's items."""
+        """ROOT, RESOLVED(parent) or UNRESOLVED(no_match | ambiguous) for a request's items.
+
+        Raises ValueError or TypeError as `stamp` does, for items that are not JSON values.
+        """
         return self._resolve(*conversation_fields(request))
 
     def _resolve(self, authored: Sequence[Field], fields: Sequence[Field]) -> Resolution:
@@ -282,6 +289,9 @@ def chain(records: Iterable[ModelCallRecord]) -> Lineage:
     """Resolve every call of a capture against all the others, and group the calls into conversations.
 
     The result does not depend on the order of `records`: every call is indexed before any is resolved.
+    Raises ValueError when a hashed item of a record's request or output holds NaN or an infinity,
+    TypeError when it holds a value that is not JSON. Records read from JSON text (`read_capture`)
+    never do; a record that `derive_record` built from a Python value holding one may.
     """
     ordered = sorted(records, key=lambda record: record.call_index)
     ids = _call_ids(ordered)

@@ -333,10 +333,16 @@ def fingerprint_of(fields: Sequence[Field]) -> str:
 
 
 def assistant_fingerprint(items: Sequence[object]) -> str:
-    """The fingerprint of the model-authored content of `items`; "" when the model wrote nothing."""
+    """The fingerprint of the model-authored content of `items`; "" when the model wrote nothing.
+
+    Raises ValueError for NaN or an infinity in a hashed item, TypeError for a value that is not JSON.
+    """
     return fingerprint_of(fingerprint_fields(items))
 
 
 def conversation_digest(items: Sequence[object]) -> str:
-    """The context digest of every item of a conversation (system content counts by role and position only)."""
+    """The context digest of every item of a conversation (system content counts by role and position only).
+
+    Raises ValueError for NaN or an infinity in a hashed item, TypeError for a value that is not JSON.
+    """
     return hash_fields(DIGEST_DOMAIN, digest_fields(items))

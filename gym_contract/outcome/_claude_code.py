@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable
 from typing import Any, Final
 
-from gym_contract._values import nonempty, text
+from gym_contract._values import nonempty, preview, text
 from gym_contract._vocabulary import (
     AGENT_ABORTED,
     AGENT_CRASH,
@@ -226,7 +226,9 @@ def _from_result(
         return verdict(established)
     if status is not None:
         return verdict(UNKNOWN_ERROR, f"status {status} establishes no kind")
-    return verdict(UNKNOWN_ERROR, f"{subtype}: no status, error or phrasing that establishes a kind")
+    # Any JSON value may stand there: quoted in bounded words, never through str (deep, or too long an integer).
+    shown = subtype if isinstance(subtype, str) else preview(subtype)
+    return verdict(UNKNOWN_ERROR, f"{shown}: no status, error or phrasing that establishes a kind")
 
 
 def _errors(result: dict[str, Any]) -> str | None:

@@ -9,6 +9,10 @@ refuses any other array keyword) and tell the branches of a `oneOf` apart by a c
 item's violations never depend on its neighbours and a sound part stays sound when emptied: the copy
 has exactly the violations of the record, at shifted indexes that are mapped back. A violation whose
 words could quote a shortened copy is explained on the whole record instead.
+
+jsonschema quotes each failing instance with `repr` as it finds it, and `repr` recurses once per
+level of nesting: what it judges is a `repr_safe` view of the record, which it judges and words
+exactly as the record, whatever the record's depth and the interpreter's stack.
 """
 
 from __future__ import annotations
@@ -17,11 +21,12 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from gym_contract import schemas
+from gym_contract._deep_values import REPR_LEVELS, python_repr, repr_safe
 from gym_contract._json_pointer import pointer
+from gym_contract._limits import nests_within
 from gym_contract._values import PREVIEW_CHARS, NumberText, preview
 from gym_contract._vocabulary import SCHEMA_OF_KIND
 from gym_contract.diagnostics import Diagnostic
-from gym_contract.reading._json_parsing import with_room_for_nesting
 from gym_contract.validation import _fastpath
 
 if TYPE_CHECKING:
@@ -37,23 +42,22 @@ def schema_diagnostics(record: dict[str, Any], kind: str) -> list[Diagnostic]:
     schema_name = SCHEMA_OF_KIND[kind]
     schema_id = schemas.schema_id(schema_name)
     validator = schemas.validator(schema_name)
-    failing = _fastpath.failing_paths(record, kind)
+    # A record nested deeper than `repr` may go is explained whole, through a view that words it safely.
+    failing = _fastpath.failing_paths(record, kind) if nests_within(record, REPR_LEVELS) else None
     if failing:
         shortened = _Shortened(record, failing)
         if shortened.copies:
-            errors = with_room_for_nesting(lambda: list(validator.iter_errors(shortened.value)))
+            errors = list(validator.iter_errors(shortened.value))
             leaves = [_most_relevant(error) for error in errors]
             if errors and not any(shortened.is_copy(error.instance) for error in (*errors, *leaves)):
                 return [
                     _diagnostic(leaf, shortened.original_path(leaf.absolute_path), schema_id, kind) for leaf in leaves
                 ]
     # Nothing to shorten, a validator that cannot judge the record, or words that would quote a copy.
-    return with_room_for_nesting(
-        lambda: [
-            _diagnostic(leaf, tuple(leaf.absolute_path), schema_id, kind)
-            for leaf in map(_most_relevant, validator.iter_errors(record))
-        ]
-    )
+    return [
+        _diagnostic(leaf, tuple(leaf.absolute_path), schema_id, kind)
+        for leaf in map(_most_relevant, validator.iter_errors(repr_safe(record)))
+    ]
 
 
 class _Shortened:
@@ -73,19 +77,27 @@ class _Shortened:
         self.value = self._copy(record, tree)
 
     def _copy(self, value: Any, tree: dict[Any, Any]) -> Any:
-        if _WHOLE in tree:
-            return value  # a failure is here: everything below is explained as it is
-        copy: dict[Any, Any] | list[Any]
-        if isinstance(value, dict):
-            copy = {key: self._copy(child, tree.get(key, _SOUND)) for key, child in value.items()}
-        elif isinstance(value, list):
-            kept = sorted(index for index in tree if isinstance(index, int) and 0 <= index < len(value))
-            copy = [self._copy(value[index], tree[index]) for index in kept]
-            self._kept_indexes[id(copy)] = kept
-        else:
-            return value
-        self.copies[id(copy)] = copy
-        return copy
+        """``value`` copied as the failing paths in ``tree`` say, with an explicit stack: depth cannot exhaust it."""
+        root: list[Any] = [None]
+        # (part of the record, its tree of failing paths, the container its copy goes into, the slot there)
+        stack: list[tuple[Any, dict[Any, Any], Any, Any]] = [(value, tree, root, 0)]
+        while stack:
+            item, below, parent, slot = stack.pop()
+            copy: dict[Any, Any] | list[Any]
+            if _WHOLE in below or not isinstance(item, (dict, list)):
+                parent[slot] = item  # a failure is here, or a leaf: everything below is explained as it is
+                continue
+            if isinstance(item, dict):
+                copy = dict.fromkeys(item)
+                stack.extend((child, below.get(key, _SOUND), copy, key) for key, child in item.items())
+            else:
+                kept = sorted(index for index in below if isinstance(index, int) and 0 <= index < len(item))
+                copy = [None] * len(kept)
+                stack.extend((item[index], below[index], copy, position) for position, index in enumerate(kept))
+                self._kept_indexes[id(copy)] = kept
+            self.copies[id(copy)] = copy
+            parent[slot] = copy
+        return root[0]
 
     def is_copy(self, value: Any) -> bool:
         return id(value) in self.copies and self.copies[id(value)] is value
@@ -163,7 +175,7 @@ def _message(error: ValidationError) -> str:
         wanted = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
         expected = " or ".join(map(repr, wanted))
         return f"{error.instance!r} is a number beyond what a double or a Python int holds; expected {expected}"
-    full = repr(error.instance)
+    full = python_repr(error.instance)
     if len(full) > PREVIEW_CHARS and error.message.startswith(full):
         return preview(error.instance) + error.message[len(full) :]
     return error.message

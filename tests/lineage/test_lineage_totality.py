@@ -58,10 +58,37 @@ def frame(tag: int, value: str) -> bytes:
     return bytes([tag]) + len(data).to_bytes(8, "big") + data
 
 
+def _marked(value: Any) -> tuple[Any, dict[str, str]]:
+    """``value`` with each `NumberText` replaced by a string that stands for it, and what each stands for."""
+    texts: dict[str, str] = {}
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any]] = [(value, root, 0)]
+    while stack:
+        item, parent, slot = stack.pop()
+        if isinstance(item, NumberText):
+            marker = f"\x00number {len(texts)}\x00"
+            texts[json.dumps(marker, ensure_ascii=False)] = item.text
+            item = marker
+        elif isinstance(item, dict):
+            copy: Any = dict(item)
+            stack.extend((child, copy, key) for key, child in item.items())
+            item = copy
+        elif isinstance(item, list):
+            copy = list(item)
+            stack.extend((child, copy, index) for index, child in enumerate(item))
+            item = copy
+        parent[slot] = item
+    return root[0], texts
+
+
 def part_fingerprint(part: dict[str, Any]) -> str:
-    """The fingerprint of an assistant message holding one part, as the lineage page specifies it."""
+    """The fingerprint of an assistant message holding one part, as the lineage page specifies it: what
+    Python's json module writes, and a number Python cannot hold (`NumberText`) as its JSON text."""
+    marked, texts = _marked(part)
     with room_for_any_json():
-        canonical = json.dumps(part, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        canonical = json.dumps(marked, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    for marker, number in texts.items():
+        canonical = canonical.replace(marker, number)
     fields = frame(0x04, part["type"]) + frame(0x05, canonical)
     return hashlib.sha256(b"nemo-gym-lineage" + fields).hexdigest()
 

@@ -23,6 +23,7 @@ from tests.strategies import (
     as_line,
     damaged_lines,
     file_lines,
+    interpreters_own_stack,
     json_values,
     jsonl,
     mutated_records,
@@ -72,14 +73,16 @@ def errors_of(outcome: Any) -> list[str]:
 
 @given(CLAUDE_STREAM, EXIT_CODES, st.booleans())
 def test_any_claude_code_stream_classifies_to_a_valid_outcome(lines: list[Any], exit_code: Any, timed_out: bool):
-    assert errors_of(classify_claude_code(lines, exit_code=exit_code, timed_out=timed_out)) == []
+    with interpreters_own_stack():
+        assert errors_of(classify_claude_code(lines, exit_code=exit_code, timed_out=timed_out)) == []
 
 
 @given(EXPORTS, OPENCODE_EVENTS, EXIT_CODES, st.booleans())
 def test_any_opencode_export_and_events_classify_to_a_valid_outcome(
     export: Any, lines: list[Any], exit_code: Any, timed_out: bool
 ):
-    assert errors_of(classify_opencode(export, lines, exit_code=exit_code, timed_out=timed_out)) == []
+    with interpreters_own_stack():
+        assert errors_of(classify_opencode(export, lines, exit_code=exit_code, timed_out=timed_out)) == []
 
 
 @cache

@@ -1,0 +1,148 @@
+"""Values nested as deep as the readers allow, made safe for code that recurses once per level of nesting.
+
+The readers take 1,024 levels (`_limits.MAX_DEPTH`). Python's `repr` and `str` of a list or a dict,
+and every library that quotes a value in a message through them (jsonschema builds each error's
+message with `repr` of the instance as it finds the error), spend one level of the interpreter's
+recursion per level of nesting: on 3.10 and 3.11 out of the 1,000 levels of `sys.getrecursionlimit`
+that the caller's own frames share, on 3.12 out of a fixed C budget of 1,500 that no setting
+raises. So no value of unknown depth reaches them: `python_repr` writes exactly what `repr` writes,
+with an explicit stack, and `repr_safe` gives a view of a value in which `repr` recurses at most
+`REPR_LEVELS` levels whatever the value's depth, because every container that deep writes itself
+with `python_repr`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gym_contract._json_writing import integer_text
+from gym_contract._limits import ORJSON_WRITES, nests_within
+from gym_contract._values import NumberText
+
+__all__ = ["REPR_LEVELS", "python_repr", "python_str", "repr_safe", "written_iteratively"]
+
+REPR_LEVELS = ORJSON_WRITES
+"""Levels of nesting `repr` may recurse through in a `repr_safe` view: as many as orjson writes, so
+that a value orjson writes is its own view."""
+
+
+# Integers of at most this many bits have at most 603 digits: Python writes them whatever its limit is set to.
+_SHORT_INTEGER_BITS = 2000
+
+
+class _Written(str):
+    """Text already laid out, on `python_repr`'s stack (as opposed to a value still to write)."""
+
+
+def python_repr(value: Any) -> str:
+    """``repr(value)`` for a JSON value, at any depth, and never raising: an integer too long for
+    Python to write as text (more than `sys.int_max_str_digits` digits) is written in full anyway."""
+    pieces: list[str] = []
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is _Written:
+            pieces.append(item)
+        elif isinstance(item, dict) and type(item).__repr__ in (dict.__repr__, _ReprDict.__repr__):
+            if not item:
+                pieces.append("{}")
+                continue
+            stack.append(_Written("}"))
+            entries = list(item.items())
+            for position in range(len(entries) - 1, -1, -1):
+                key, child = entries[position]
+                stack.append(child)
+                stack.append(_Written(("{" if position == 0 else ", ") + python_repr(key) + ": "))
+        elif isinstance(item, list) and type(item).__repr__ in (list.__repr__, _ReprList.__repr__):
+            if not item:
+                pieces.append("[]")
+                continue
+            stack.append(_Written("]"))
+            for position in range(len(item) - 1, 0, -1):
+                stack.append(item[position])
+                stack.append(_Written(", "))
+            stack.append(item[0])
+            stack.append(_Written("["))
+        elif isinstance(item, int) and not isinstance(item, bool):
+            pieces.append(integer_text(item))
+        elif isinstance(item, (str, float, bool, NumberText)) or item is None:
+            pieces.append(repr(item))
+        else:
+            pieces.append(repr(item))  # not a JSON value: whatever it says of itself
+    return "".join(pieces)
+
+
+def python_str(value: Any) -> str:
+    """``str(value)`` for a JSON value, at any depth and never raising (see `python_repr`)."""
+    return value if isinstance(value, str) else python_repr(value)
+
+
+class _ReprDict(dict[str, Any]):
+    """An object of a `repr_safe` view: the same members, written by `python_repr`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return python_repr(self)
+
+
+class _ReprList(list[Any]):
+    """An array of a `repr_safe` view: the same items, written by `python_repr`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return python_repr(self)
+
+
+class _ReprInt(int):
+    """An integer too long for Python to write as text, which `repr` and `str` write all the same."""
+
+    def __repr__(self) -> str:
+        return integer_text(self)
+
+    __str__ = __repr__
+
+
+def written_iteratively(value: Any) -> Any:
+    """``value``, or an equal copy of it (of a subclass of its type) that `repr` and `str` write without
+    recursing and without raising: a shallow copy of an array or an object, written with `python_repr`,
+    or an integer too long for Python to write."""
+    if isinstance(value, dict):
+        return _ReprDict(value)
+    if isinstance(value, list):
+        return _ReprList(value)
+    if type(value) is int and value.bit_length() > _SHORT_INTEGER_BITS:
+        return _ReprInt(value)
+    return value
+
+
+def repr_safe(value: Any) -> Any:
+    """``value``, or an equal copy of it in which `repr` recurses no more than `REPR_LEVELS` levels.
+
+    Every container nested a multiple of `REPR_LEVELS` levels deep is, in the copy, a dict or list
+    of a subclass that writes itself with `python_repr`: the same type to `isinstance`, the same
+    members, the same equality and the same `repr` text, so code that judges the copy (jsonschema)
+    judges and words it exactly as it would the value. A value that nests no deeper than
+    `REPR_LEVELS` is returned as it is. The copy is made with an explicit stack.
+    """
+    if not isinstance(value, (dict, list)) or nests_within(value, REPR_LEVELS):
+        return value
+    root: list[Any] = [None]
+    # (value to copy, the container its copy goes into, the key or index there, its level)
+    stack: list[tuple[Any, Any, Any, int]] = [(value, root, 0, 0)]
+    while stack:
+        item, parent, slot, level = stack.pop()
+        if isinstance(item, dict):
+            copy: Any = _ReprDict() if level % REPR_LEVELS == 0 and level else {}
+            for key, child in item.items():
+                copy[key] = None
+                stack.append((child, copy, key, level + 1))
+        elif isinstance(item, list):
+            copy = _ReprList() if level % REPR_LEVELS == 0 and level else []
+            copy.extend([None] * len(item))
+            stack.extend((child, copy, index, level + 1) for index, child in enumerate(item))
+        else:
+            copy = item
+        parent[slot] = copy
+    return root[0]
