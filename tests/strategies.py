@@ -388,7 +388,7 @@ def file_lines(values: st.SearchStrategy[Any], max_size: int = 6) -> st.SearchSt
 # Strings written with escapes, lone surrogates among them, beside numbers no fast parser holds: the
 # verdict on a line must not depend on a number elsewhere in it.
 
-OUT_OF_RANGE_NUMBERS = (
+OUT_OF_RANGE_NUMBER_TOKENS = (
     b"1e999",
     b"-1E+400",
     b"2.5e308",
@@ -427,7 +427,7 @@ def lines_beside_a_number(draw: st.DrawFn) -> tuple[bytes, bytes]:
     keys = draw(st.lists(_SURROGATE_TEXT, min_size=len(values), max_size=len(values)))
     value: Any = dict(zip(keys, values, strict=False)) if draw(st.booleans()) else values
     body = escaped_line(value) if draw(st.booleans()) else as_line(value)
-    number = draw(st.sampled_from(OUT_OF_RANGE_NUMBERS))
+    number = draw(st.sampled_from(OUT_OF_RANGE_NUMBER_TOKENS))
     placeholder = b"0" + b" " * (len(number) - 1)
     first = draw(st.booleans())
 

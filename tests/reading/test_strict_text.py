@@ -17,7 +17,7 @@ from gym_contract.diagnostics import Diagnostic
 from gym_contract.producers.claude_code._files import stream_events
 from gym_contract.reading._json_parsing import loads, parse_record
 from gym_contract.validation import check_line
-from tests.strategies import OUT_OF_RANGE_NUMBERS, lines_beside_a_number
+from tests.strategies import OUT_OF_RANGE_NUMBER_TOKENS, lines_beside_a_number
 from tests.support import REPO
 
 NOW = 1_786_100_000.0
@@ -51,7 +51,7 @@ def test_law_a_number_beside_a_string_never_changes_what_a_reader_accepts(lines:
     assert _verdicts(with_number) == _verdicts(with_zero)
 
 
-@pytest.mark.parametrize("number", OUT_OF_RANGE_NUMBERS, ids=lambda n: n[:12].decode())
+@pytest.mark.parametrize("number", OUT_OF_RANGE_NUMBER_TOKENS, ids=lambda n: n[:12].decode())
 @pytest.mark.parametrize("first", [True, False], ids=["number first", "string first"])
 def test_a_lone_surrogate_is_json_invalid_beside_any_number(number: bytes, first: bool) -> None:
     fields = [b'"n":' + number, b'"v":"a\\ud800b"']
