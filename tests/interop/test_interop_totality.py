@@ -39,8 +39,29 @@ def test_law_any_broken_atif_document_is_read_or_refused_with_an_atif_error(docu
     except AtifError as refused:
         refusal = str(refused)
     else:
-        dumps(bundle)
+        if _writable(document):  # what JSON text can hold in, it holds out (a lone surrogate it holds in neither)
+            dumps(bundle)
     assert refusal is None or "\n" not in refusal
+
+
+def _writable(value: Any) -> bool:
+    try:
+        dumps(value)
+    except TypeError:
+        return False
+    return True
+
+
+def test_an_atif_document_whose_strings_json_text_cannot_hold_gives_such_a_bundle_not_a_crash():
+    document = {
+        "schema_version": "ATIF-v1.8",
+        "agent": {"name": "a"},
+        "steps": [{"step_id": 1, "source": "user", "message": "hi"}],
+        "extra": {"gym_contract": {"invocation": {"invocation_id": "root", "$schema": "\ud800"}, "source": "pi"}},
+    }
+    bundle = from_atif(document)
+    assert bundle["source"] == "pi"
+    assert not _writable(document)
 
 
 def test_a_chain_of_thousands_of_subagents_needs_no_recursion():
