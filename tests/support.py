@@ -151,3 +151,15 @@ def run_in_process(*args: str) -> tuple[int, str, str]:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         status = main(list(args))
     return status, out.getvalue(), err.getvalue()
+
+
+class Pieces:
+    """A binary stream that hands out its bytes a few at a time, like a slow pipe."""
+
+    def __init__(self, data: bytes, piece: int) -> None:
+        self._data, self._piece, self._at = data, piece, 0
+
+    def read(self, size: int) -> bytes:
+        piece = self._data[self._at : self._at + min(size, self._piece)]
+        self._at += len(piece)
+        return piece

@@ -19,19 +19,7 @@ from gym_contract.distributed import _inputs
 from gym_contract.reading._records import RawLine, iter_lines
 from gym_contract.reading._sources import DamagedStreamError, Source
 from tests.strategies import compressed_streams, skippable_frame
-from tests.support import REPO
-
-
-class Pieces:
-    """A binary stream that hands out its bytes a few at a time, like a slow pipe."""
-
-    def __init__(self, data: bytes, piece: int) -> None:
-        self._data, self._piece, self._at = data, piece, 0
-
-    def read(self, size: int) -> bytes:
-        piece = self._data[self._at : self._at + min(size, self._piece)]
-        self._at += len(piece)
-        return piece
+from tests.support import REPO, Pieces
 
 
 def _read_all(source: Source) -> tuple[bytes, bool]:

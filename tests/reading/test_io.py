@@ -19,6 +19,7 @@ from gym_contract.diagnostics import Diagnostic
 from gym_contract.reading._json_parsing import parse_record
 from gym_contract.reading._records import RawLine, ReadStats, iter_lines, iter_records, read_json_document
 from gym_contract.reading._sources import InputUnreadable, Source, open_source
+from tests.support import Pieces
 
 LINES = [{"kind": "trajectory", "i": i, "text": "é" * (i % 3)} for i in range(50)]
 JSONL = b"".join(orjson.dumps(line) + b"\n" for line in LINES)
@@ -36,18 +37,6 @@ def records(path: str, **options: Any) -> list[tuple[int | None, Any]]:
 
 def codes(items: list[tuple[int | None, Any]]) -> list[tuple[int | None, str]]:
     return [(line, item.code) for line, item in items if isinstance(item, Diagnostic)]
-
-
-class Pieces:
-    """A binary stream that hands out its bytes a few at a time, like a slow pipe."""
-
-    def __init__(self, data: bytes, piece: int) -> None:
-        self._data, self._piece, self._at = data, piece, 0
-
-    def read(self, size: int) -> bytes:
-        piece = self._data[self._at : self._at + min(size, self._piece)]
-        self._at += len(piece)
-        return piece
 
 
 def test_a_utf8_bom_at_the_start_is_not_part_of_the_first_record(tmp_path: Path) -> None:
