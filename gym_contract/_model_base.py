@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import types
 import typing
+from collections.abc import Callable
+from functools import partial
 from typing import Any, ClassVar
 
 from jsonschema import Draft202012Validator
@@ -86,8 +88,8 @@ class ContractModel(BaseModel):
     model_config = ConfigDict(strict=True)
 
     __conditional_checker__: ClassVar[Draft202012Validator | None] = None
-    __integer_fields__: ClassVar[dict[str, Any]] = {}
-    __discriminated_lists__: ClassVar[dict[str, tuple[str, ...]]] = {}
+    __json_adjustments__: ClassVar[list[tuple[str, Callable[[Any], Any]]]] = []
+    """Per field (by its JSON name), what reading it as JSON asks of its value before pydantic sees it."""
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
@@ -95,16 +97,15 @@ class ContractModel(BaseModel):
         extra = cls.model_config.get("json_schema_extra")
         keywords = {k: v for k, v in extra.items() if k in CONDITIONAL_KEYWORDS} if isinstance(extra, dict) else {}
         cls.__conditional_checker__ = Draft202012Validator(keywords) if keywords else None
-        cls.__integer_fields__ = {
-            field.alias or name: field.annotation
+        cls.__json_adjustments__ = [
+            (field.alias or name, partial(_json_integers, annotation=field.annotation))
             for name, field in cls.model_fields.items()
             if _may_hold_int(field.annotation)
-        }
-        cls.__discriminated_lists__ = {
-            field.alias or name: keys
+        ] + [
+            (field.alias or name, partial(_tags_written_iteratively, keys=keys))
             for name, field in cls.model_fields.items()
             if (keys := _item_discriminators(field.annotation))
-        }
+        ]
 
     @model_validator(mode="before")
     @classmethod
@@ -112,16 +113,11 @@ class ContractModel(BaseModel):
         if not isinstance(data, dict):
             return data
         converted: dict[str, Any] | None = None
-        for key, annotation in cls.__integer_fields__.items():
+        for key, adjust in cls.__json_adjustments__:
             if key in data:
-                value = _json_integers(data[key], annotation)
-                if value is not data[key]:
-                    converted = converted if converted is not None else dict(data)
-                    converted[key] = value
-        for key, tags in cls.__discriminated_lists__.items():
-            if key in data:
-                value = _tags_written_iteratively(data[key], tags)
-                if value is not data[key]:
+                given = (converted if converted is not None else data)[key]
+                value = adjust(given)
+                if value is not given:
                     converted = converted if converted is not None else dict(data)
                     converted[key] = value
         data = converted if converted is not None else data
