@@ -15,9 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gym_contract._json_writing import integer_text
+from gym_contract._json_writing import SHORT_INT_BITS, integer_text, nested_text
 from gym_contract._limits import ORJSON_WRITES, nests_within
-from gym_contract._values import NumberText
 
 __all__ = ["REPR_LEVELS", "python_repr", "python_str", "repr_safe", "written_iteratively"]
 
@@ -26,50 +25,31 @@ REPR_LEVELS = ORJSON_WRITES
 that a value orjson writes is its own view."""
 
 
-# Integers of at most this many bits have at most 603 digits: Python writes them whatever its limit is set to.
-_SHORT_INTEGER_BITS = 2000
-
-
-class _Written(str):
-    """Text already laid out, on `python_repr`'s stack (as opposed to a value still to write)."""
-
-
 def python_repr(value: Any) -> str:
     """``repr(value)`` for a JSON value, at any depth, and never raising: an integer too long for
     Python to write as text (more than `sys.int_max_str_digits` digits) is written in full anyway."""
-    pieces: list[str] = []
-    stack: list[Any] = [value]
-    while stack:
-        item = stack.pop()
-        if type(item) is _Written:
-            pieces.append(item)
-        elif isinstance(item, dict) and type(item).__repr__ in (dict.__repr__, _ReprDict.__repr__):
-            if not item:
-                pieces.append("{}")
-                continue
-            stack.append(_Written("}"))
-            entries = list(item.items())
-            for position in range(len(entries) - 1, -1, -1):
-                key, child = entries[position]
-                stack.append(child)
-                stack.append(_Written(("{" if position == 0 else ", ") + python_repr(key) + ": "))
-        elif isinstance(item, list) and type(item).__repr__ in (list.__repr__, _ReprList.__repr__):
-            if not item:
-                pieces.append("[]")
-                continue
-            stack.append(_Written("]"))
-            for position in range(len(item) - 1, 0, -1):
-                stack.append(item[position])
-                stack.append(_Written(", "))
-            stack.append(item[0])
-            stack.append(_Written("["))
-        elif isinstance(item, int) and not isinstance(item, bool):
-            pieces.append(integer_text(item))
-        elif isinstance(item, (str, float, bool, NumberText)) or item is None:
-            pieces.append(repr(item))
-        else:
-            pieces.append(repr(item))  # not a JSON value: whatever it says of itself
-    return "".join(pieces)
+    return nested_text(
+        value,
+        is_object=_repr_as_dict,
+        is_array=_repr_as_list,
+        leaf=_repr_leaf,
+        string=str.__repr__,
+        key_text=python_repr,
+    )
+
+
+def _repr_as_dict(value: Any) -> bool:
+    return isinstance(value, dict) and type(value).__repr__ in (dict.__repr__, _ReprDict.__repr__)
+
+
+def _repr_as_list(value: Any) -> bool:
+    return isinstance(value, list) and type(value).__repr__ in (list.__repr__, _ReprList.__repr__)
+
+
+def _repr_leaf(value: Any) -> str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return integer_text(value)
+    return repr(value)  # not a JSON value either: whatever it says of itself
 
 
 def python_str(value: Any) -> str:
@@ -112,7 +92,7 @@ def written_iteratively(value: Any) -> Any:
         return _ReprDict(value)
     if isinstance(value, list):
         return _ReprList(value)
-    if type(value) is int and value.bit_length() > _SHORT_INTEGER_BITS:
+    if type(value) is int and value.bit_length() > SHORT_INT_BITS:
         return _ReprInt(value)
     return value
 

@@ -12,6 +12,7 @@ the reference's `_raw` tool arguments), `python_text` writes that text for the s
 from __future__ import annotations
 
 import decimal
+from collections.abc import Callable
 from json.encoder import encode_basestring
 from typing import Any
 
@@ -19,7 +20,7 @@ import orjson
 
 from gym_contract._values import NumberText
 
-__all__ = ["dumps", "fragment", "integer_text", "python_text"]
+__all__ = ["SHORT_INT_BITS", "dumps", "fragment", "integer_text", "nested_text", "python_text"]
 
 _INT64_MIN = -(2**63)
 _UINT64_END = 2**64
@@ -108,19 +109,71 @@ def _leaf(value: Any) -> bytes:
 
 # Python writes an int as text only up to sys.int_max_str_digits (4,300 by default, 640 at the least);
 # `decimal` converts from int exactly and without that limit.
-_SHORT_INT_BITS = 2000  # at most 603 digits: within any limit Python can be set to
+SHORT_INT_BITS = 2000
+"""Integers of at most this many bits have at most 603 digits: Python writes them whatever its limit is set to."""
 _DECIMAL = decimal.Context(prec=decimal.MAX_PREC, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
 
 
 def integer_text(value: int) -> str:
     """An integer in decimal, exactly, whatever its size."""
-    if value.bit_length() <= _SHORT_INT_BITS:
+    if value.bit_length() <= SHORT_INT_BITS:
         return int.__repr__(value)
     return format(_DECIMAL.create_decimal(value), "f")
 
 
 class _Literal(str):
-    """Text already laid out, on `python_text`'s stack (as opposed to a string value still to write)."""
+    """Text already laid out, on `nested_text`'s stack (as opposed to a value still to write)."""
+
+
+def nested_text(
+    value: Any,
+    *,
+    is_object: Callable[[Any], bool],
+    is_array: Callable[[Any], bool],
+    leaf: Callable[[Any], str],
+    string: Callable[[str], str],
+    key_text: Callable[[Any], str],
+    item_separator: str = ", ",
+    key_separator: str = ": ",
+    sort_keys: bool = False,
+) -> str:
+    """``value`` laid out as both `json.dumps` and `repr` lay out objects and arrays (``{key: value, …}``,
+    ``[value, …]``), at any depth: what counts as an object and as an array, and how a string, any
+    other leaf and a key are written, is given.
+
+    An explicit stack of values still to write and text already laid out: depth cannot exhaust it.
+    """
+    pieces: list[str] = []
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is _Literal:
+            pieces.append(item)
+        elif type(item) is str:  # the commonest leaf, written without asking what else it is
+            pieces.append(string(item))
+        elif is_object(item):
+            if not item:
+                pieces.append("{}")
+                continue
+            keys = sorted(item) if sort_keys else list(item)
+            stack.append(_Literal("}"))
+            for position in range(len(keys) - 1, -1, -1):
+                key = keys[position]
+                stack.append(item[key])
+                stack.append(_Literal(("{" if position == 0 else item_separator) + key_text(key) + key_separator))
+        elif is_array(item):
+            if not item:
+                pieces.append("[]")
+                continue
+            stack.append(_Literal("]"))
+            for position in range(len(item) - 1, 0, -1):
+                stack.append(item[position])
+                stack.append(_Literal(item_separator))
+            stack.append(item[0])
+            stack.append(_Literal("["))
+        else:
+            pieces.append(leaf(item))
+    return "".join(pieces)
 
 
 def _python_scalar(value: Any, allow_nan: bool) -> str:
@@ -152,36 +205,22 @@ def python_text(value: Any, *, sort_keys: bool = False, compact: bool = False, a
     hold, and ValueError for NaN or an infinity unless ``allow_nan``.
     """
     item_separator, key_separator = (",", ":") if compact else (", ", ": ")
-    pieces: list[str] = []
-    # An explicit stack of values still to write and text already laid out: depth cannot exhaust it.
-    stack: list[Any] = [value]
-    while stack:
-        item = stack.pop()
-        if type(item) is _Literal:
-            pieces.append(item)
-        elif type(item) is str:
-            pieces.append(encode_basestring(item))
-        elif isinstance(item, dict):
-            if not item:
-                pieces.append("{}")
-                continue
-            keys = sorted(item) if sort_keys else list(item)
-            stack.append(_Literal("}"))
-            for position in range(len(keys) - 1, -1, -1):
-                key = keys[position]
-                stack.append(item[key])
-                name = encode_basestring(key if isinstance(key, str) else str(key))
-                stack.append(_Literal(("{" if position == 0 else item_separator) + name + key_separator))
-        elif isinstance(item, (list, tuple)):
-            if not item:
-                pieces.append("[]")
-                continue
-            stack.append(_Literal("]"))
-            for position in range(len(item) - 1, 0, -1):
-                stack.append(item[position])
-                stack.append(_Literal(item_separator))
-            stack.append(item[0])
-            stack.append(_Literal("["))
-        else:
-            pieces.append(_python_scalar(item, allow_nan))
-    return "".join(pieces)
+    return nested_text(
+        value,
+        is_object=_is_dict,
+        is_array=_is_sequence,
+        leaf=lambda item: _python_scalar(item, allow_nan),
+        string=encode_basestring,
+        key_text=lambda key: encode_basestring(key if isinstance(key, str) else str(key)),
+        item_separator=item_separator,
+        key_separator=key_separator,
+        sort_keys=sort_keys,
+    )
+
+
+def _is_dict(value: Any) -> bool:
+    return isinstance(value, dict)
+
+
+def _is_sequence(value: Any) -> bool:
+    return isinstance(value, (list, tuple))
