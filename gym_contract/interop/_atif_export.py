@@ -236,6 +236,7 @@ class _Producers:
         for position, ids in enumerate(self._ids_of):
             for key in ids:
                 self._unclaimed.setdefault(key, {})[position] = None
+        self.claimed: set[int] = set()
 
     def claim(self, keys: set[str | None]) -> list[int]:
         """The positions of the unclaimed calls that produced any of ``keys``, in call order; now claimed."""
@@ -243,6 +244,7 @@ class _Producers:
         for position in produced:
             for key in self._ids_of[position]:
                 del self._unclaimed[key][position]
+        self.claimed.update(produced)
         return produced
 
 
@@ -307,7 +309,6 @@ class _Writer:
             steps.spawn(text(child.get("spawned_by_tool_call_id")), child["invocation_id"])
         calls = self.calls_of.get(invocation_id, [])
         producers = _Producers(calls)
-        claimed: set[int] = set()
         for step_index, step in enumerate(steps.steps):
             if step["source"] != "agent":
                 continue
@@ -315,7 +316,6 @@ class _Writer:
                 key for item in steps.items[step_index] for key in (text(item.get("id")), text(item.get("call_id")))
             }
             produced = producers.claim(keys)
-            claimed.update(produced)
             if produced:
                 _metrics(step, [calls[n] for n in produced])
         document: dict[str, Any] = {
@@ -329,7 +329,7 @@ class _Writer:
         kept = {
             "invocation": {key: invocation[key] for key in _INVOCATION_FIELDS if key in invocation},
             "tool_calls": [tool for key, tool in steps.tools.items() if key not in steps.placed_tools],
-            "model_calls": [call.summary() for n, call in enumerate(calls) if n not in claimed],
+            "model_calls": [call.summary() for n, call in enumerate(calls) if n not in producers.claimed],
         }
         _with_extra(document, kept)
         if embedded:
