@@ -185,15 +185,16 @@ def test_export_otel_writes_deep_values_as_their_text(rollouts, tmp_path):
 def test_export_atif_writes_deep_records(rollouts, tmp_path):
     path, keys = rollouts
     done = gym_contract("export", "atif", str(path), "-o", str(tmp_path / "atif"))
-    assert done.returncode in (0, 1)
-    assert len(list((tmp_path / "atif").iterdir())) >= len(keys) // 2
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert len(list((tmp_path / "atif").iterdir())) == len(keys)  # a file per record, repeated rollout ids too
 
 
 @pytest.mark.parametrize("command", [["coverage"], ["project", "-o", "OUT"]])
 def test_the_other_rollout_commands_read_deep_records(rollouts, tmp_path, command):
     path, _ = rollouts
     arguments = [str(tmp_path / "out.jsonl") if part == "OUT" else part for part in command]
-    assert gym_contract(*arguments, str(path)).returncode in (0, 1)
+    done = gym_contract(*arguments, str(path))
+    assert done.returncode == 0, done.stderr[-3000:]  # 1 would say a line was damaged or not projected
 
 
 def test_lineage_chains_a_capture_whose_payloads_nest_to_the_limit(tmp_path):
@@ -209,7 +210,9 @@ def test_lineage_chains_a_capture_whose_payloads_nest_to_the_limit(tmp_path):
         lines.append(dumps(exchange))
     path = tmp_path / "7-0.capture.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
-    assert gym_contract("lineage", str(path)).returncode in (0, 1)
+    done = gym_contract("lineage", str(path))
+    assert done.returncode == 0, done.stderr[-3000:]  # every call is a root: none is unresolved
+    assert done.stdout.count("  root") == len(STYLES)
 
 
 # ------------------------------------------------------------------------------------------ the Python API
