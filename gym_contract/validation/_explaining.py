@@ -43,7 +43,8 @@ def schema_diagnostics(record: dict[str, Any], kind: str) -> list[Diagnostic]:
     schema_id = schemas.schema_id(schema_name)
     validator = schemas.validator(schema_name)
     # A record nested deeper than `repr` may go is explained whole, through a view that words it safely.
-    failing = _fastpath.failing_paths(record, kind) if nests_within(record, REPR_LEVELS) else None
+    shallow = nests_within(record, REPR_LEVELS)
+    failing = _fastpath.failing_paths(record, kind) if shallow else None
     if failing:
         shortened = _Shortened(record, failing)
         if shortened.copies:
@@ -56,7 +57,7 @@ def schema_diagnostics(record: dict[str, Any], kind: str) -> list[Diagnostic]:
     # Nothing to shorten, a validator that cannot judge the record, or words that would quote a copy.
     return [
         _diagnostic(leaf, tuple(leaf.absolute_path), schema_id, kind)
-        for leaf in map(_most_relevant, validator.iter_errors(repr_safe(record)))
+        for leaf in map(_most_relevant, validator.iter_errors(record if shallow else repr_safe(record)))
     ]
 
 
