@@ -163,18 +163,21 @@ def needs_ray(block: Block) -> bool:
     return "--engine ray" in block.text or "gym_contract.distributed" in block.text
 
 
+def run_shell(
+    script: str, *, cwd: Path, env: dict[str, str] | None = None, strict: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """Run shell text as a reader pastes it, under bash with pipefail (and `-eu` when `strict`), its output kept."""
+    flags = "-euo" if strict else "-o"
+    return subprocess.run(
+        ["bash", flags, "pipefail", "-c", script], cwd=cwd, capture_output=True, text=True, check=False, env=env
+    )
+
+
 def run_console_command(block: Block, command: str, environment: dict[str, str] | None = None) -> None:
     """Run a docs command from the repository root and check the exit status a preceding `<!-- exit: N -->` gives."""
     expected = int(block.annotations.get("exit", "0"))
     runnable = f'"{sys.executable}" -m gym_contract' + command.removeprefix("gym-contract")
-    result = subprocess.run(
-        ["bash", "-o", "pipefail", "-c", runnable],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**this_interpreter_first(), **(environment or {})},
-    )
+    result = run_shell(runnable, cwd=REPO, env={**this_interpreter_first(), **(environment or {})})
     assert result.returncode == expected, f"{block}: {command}\n{result.stdout[-2000:]}{result.stderr[-2000:]}"
 
 

@@ -61,6 +61,7 @@ from tests.doc_blocks import (
     python_blocks,
     run_console_command,
     run_python_block,
+    run_shell,
     this_interpreter_first,
 )
 from tests.support import REPO
@@ -266,14 +267,7 @@ NUMBER_WORDS = dict(enumerate(["no", "one", "two", "three", "four", "five", "six
 def test_the_readme_first_command_passes_and_the_readme_says_what_its_warnings_mean():
     install, _, command = blocks(README)[0].text.split("\n")[0].partition(" && ")
     assert install == "python -m pip install ."
-    result = subprocess.run(
-        ["bash", "-o", "pipefail", "-c", command],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=False,
-        env=this_interpreter_first(),
-    )
+    result = run_shell(command, cwd=REPO, env=this_interpreter_first())
     assert result.returncode == 0, result.stdout + result.stderr
     assert "PASS (fail on error)" in result.stdout
     reported = Counter(re.findall(r"^\s+! (error|warning|info) (\w+) at", result.stdout, re.MULTILINE))
@@ -383,14 +377,7 @@ def _throwaway_environment(folder: Path) -> dict[str, str]:
 def test_an_install_snippet_installs_the_pinned_revision_and_its_command_runs(block: Block, tmp_path: Path):
     revision = pinned_revision()
     environment = {**_throwaway_environment(tmp_path / "venv"), **revision}
-    result = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", block.text],  # the snippet as written
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-        env=environment,
-    )
+    result = run_shell(block.text, cwd=tmp_path, env=environment, strict=True)  # the snippet as written
     assert result.returncode == 0, f"{block}:\n{result.stdout[-3000:]}{result.stderr[-3000:]}"
     where = subprocess.run(
         ["python", "-c", "import gym_contract; print(gym_contract.__file__)"],
@@ -443,14 +430,7 @@ def test_a_ci_configs_commands_run_and_leave_their_reports(block: Block, tmp_pat
     def run_all() -> list[int]:
         statuses = []
         for command in commands:
-            result = subprocess.run(
-                ["bash", "-o", "pipefail", "-c", command],
-                cwd=tmp_path,
-                capture_output=True,
-                text=True,
-                check=False,
-                env=this_interpreter_first(),
-            )
+            result = run_shell(command, cwd=tmp_path, env=this_interpreter_first())
             assert result.returncode in (0, 1), f"{block}: {command}\n{result.stdout[-2000:]}{result.stderr[-2000:]}"
             statuses.append(result.returncode)
         return statuses

@@ -12,6 +12,7 @@ import pytest
 
 from gym_contract.cli import build_parser
 from gym_contract.cli._examples import EXAMPLES, command_paths
+from tests.doc_blocks import run_shell
 from tests.support import REPO
 
 # An argument in capitals would stand for a file of the reader's own, which a test cannot run.
@@ -50,9 +51,7 @@ def test_an_example_runs_as_written(line, tmp_path):
     command = " ".join(
         f"{shlex.quote(sys.executable)} -m gym_contract" if word == "gym-contract" else word for word in line.split(" ")
     )
-    result = subprocess.run(
-        ["bash", "-o", "pipefail", "-c", command], cwd=tmp_path, capture_output=True, text=True, check=False
-    )
+    result = run_shell(command, cwd=tmp_path)
     # 0 or 1: a verdict, either way (the damaged example fails on purpose); never a usage error or a crash.
     assert result.returncode in (0, 1), result.stderr
     assert "Traceback" not in result.stderr

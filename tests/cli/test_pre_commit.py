@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.doc_blocks import REV_VARIABLE, pinned_revision, pre_commit_snippet, this_interpreter_first
+from tests.doc_blocks import REV_VARIABLE, pinned_revision, pre_commit_snippet, run_shell, this_interpreter_first
 from tests.support import REPO
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="pre-commit needs git")
@@ -40,14 +40,7 @@ def hooked(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, st
         "GIT_COMMITTER_EMAIL": "t@example.com",
     }
     _git("init", "-q", cwd=work)
-    installed = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", snippet.text],
-        cwd=work,
-        capture_output=True,
-        text=True,
-        check=False,
-        env=env,
-    )
+    installed = run_shell(snippet.text, cwd=work, env=env, strict=True)
     assert installed.returncode == 0, f"{snippet}:\n{installed.stdout}{installed.stderr}"
     config = yaml.safe_load((work / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
     assert config["repos"][0]["rev"] == env[REV_VARIABLE]
