@@ -24,6 +24,11 @@ CLAUDE_CODE_STREAM = (
     "a JSON object whose type is system, assistant, user, result or stream_event",
     lambda event: isinstance(kind := event.get("type"), str) and kind in _CLAUDE_CODE_EVENT_TYPES,
 )
+PI_ARTIFACT = (
+    "a Pi session file or `pi --mode json` output",
+    'a JSON object with a type (session, message, message_end …), or a {"t", "line"} receipt wrapper',
+    lambda event: isinstance(event.get("type"), str) or set(event) == {"t", "line"},
+)
 OPENCODE_EVENTS = (
     "`opencode run --format json` output",
     "a JSON object with a type and a sessionID",

@@ -65,6 +65,11 @@ def register_outcome(commands: Any) -> None:
     _process_arguments(claude, "Claude Code version (default: the init event's claude_code_version)")
     claude.set_defaults(handler=_deferred("gym_contract.cli._outcome", "_outcome_claude_code"))
 
+    pi = harnesses.add_parser("pi", help="a Pi run: its session file or its captured `pi --mode json` output")
+    pi.add_argument("artifact", metavar="ARTIFACT.jsonl", help="the session file or the stdout capture; - for stdin")
+    _process_arguments(pi, "Pi version (Pi writes none into its artifacts)")
+    pi.set_defaults(handler=_deferred("gym_contract.cli._outcome", "_outcome_pi"))
+
     deciding = commands.add_parser(
         "decide",
         help="decide to grade, retry or exclude a rollout from its ng_agent_outcome",
@@ -161,6 +166,17 @@ def register_observe(commands: Any) -> None:
         "--no-sandbox", action="store_true", help="the agent ran on the host without a sandbox (gap no_sandbox_runtime)"
     )
     claude.set_defaults(handler=_deferred("gym_contract.cli._observe", "_observe_claude_code"))
+    producer_command(
+        harnesses,
+        "pi",
+        help="a Pi run: its session file or its captured `pi --mode json` stdout",
+        description="Read a Pi session file (layouts v1, v2 and v3) or a captured `pi --print --mode json` "
+        "stdout of either event generation; the form is told from the content. A capture whose lines are each "
+        'wrapped as {"t": <epoch seconds received>, "line": <event>} has its tool calls timed; without the '
+        "wrappers the calls have no timing (gap tool_timing_unavailable).",
+        path="ARTIFACT.jsonl",
+        path_help="the session file, or the stdout capture",
+    )
 
     atif = harnesses.add_parser(
         "atif",

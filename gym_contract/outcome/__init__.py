@@ -33,6 +33,7 @@ from gym_contract.models import AgentOutcome
 from gym_contract.outcome._base import MAX_ERROR_MESSAGE, ClaudeCodeError, OpenCodeError
 from gym_contract.outcome._claude_code import CLAUDE_CODE_TESTED_VERSION, classify_claude_code
 from gym_contract.outcome._opencode import OPENCODE_TESTED_VERSION, classify_opencode
+from gym_contract.outcome._pi import PI_TESTED_VERSION, classify_pi
 from gym_contract.validation import iter_diagnostics
 
 __all__ = [
@@ -55,6 +56,7 @@ __all__ = [
     "MODEL_SERVER_ERROR",
     "MODEL_TRANSPORT_ERROR",
     "OPENCODE_TESTED_VERSION",
+    "PI_TESTED_VERSION",
     "TRANSIENT_KINDS",
     "UNKNOWN_ERROR",
     "Action",
@@ -64,6 +66,7 @@ __all__ = [
     "Policy",
     "classify_claude_code",
     "classify_opencode",
+    "classify_pi",
     "decide",
 ]
 

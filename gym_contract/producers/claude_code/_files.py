@@ -84,7 +84,7 @@ def read_transcripts(config_dir: str | os.PathLike[str], max_line_bytes: int = M
             continue
         try:
             with path.open("rb") as handle:
-                for number, raw in _lines(handle, max_line_bytes):
+                for number, raw in numbered_lines(handle, max_line_bytes):
                     _take(read, name, number, raw)
         except OSError:
             read.gaps.append(gap("transcript_unreadable", detail=name))
@@ -146,7 +146,7 @@ def _jsonl_files(root: Path) -> Iterator[Path]:
                 yield Path(folder) / name
 
 
-def _lines(handle: Any, max_line_bytes: int) -> Iterator[tuple[int, bytes | None]]:
+def numbered_lines(handle: Any, max_line_bytes: int) -> Iterator[tuple[int, bytes | None]]:
     """Numbered lines; a line over the limit comes out as None and is skipped to its end."""
     number = 0
     while True:

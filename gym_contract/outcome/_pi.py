@@ -1,0 +1,204 @@
+"""Classify how a Pi run ended from its session file or its `pi --mode json` stdout (`stopReason`, `errorMessage`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any, Final
+
+from gym_contract._values import finite, nonempty, obj, text
+from gym_contract._vocabulary import (
+    AGENT_ABORTED,
+    AGENT_CRASH,
+    AGENT_TIMEOUT,
+    MODEL_CONTEXT_LIMIT,
+    MODEL_OUTPUT_LIMIT,
+    MODEL_RATE_LIMITED,
+    MODEL_SERVER_ERROR,
+    MODEL_TRANSPORT_ERROR,
+    UNKNOWN_ERROR,
+)
+from gym_contract.models import AgentOutcome, Classifier
+from gym_contract.outcome._base import (
+    Evidence,
+    body_error_code,
+    check_process_facts,
+    kind_for_status,
+    overflow_phrase,
+    status_code,
+)
+from gym_contract.reading._json_parsing import loads
+
+PI_TESTED_VERSION: Final[str | None] = None
+"""Pi writes no version into its artifacts; the classifier is tested on real session files, not on a pinned release."""
+PI_CLASSIFIER: Final = Classifier(name="gym_contract.outcome.pi", version="1")
+
+# Overflow phrasings Pi's own provider layer knows (pi-ai's overflow patterns) beyond the shared ones.
+_PI_OVERFLOW = re.compile(
+    r"input is too long for requested model"
+    r"|maximum prompt length is \d+"
+    r"|reduce the length of the messages"
+    r"|exceeds the available context size"
+    r"|greater than the context length"
+    r"|context window exceeds limit"
+    r"|exceeded model token limit"
+    r"|too large for model with \d+ maximum context length"
+    r"|model_context_window_exceeded",
+    re.IGNORECASE,
+)
+# The provider SDKs Pi uses put the HTTP status first: `400 {"type":"error",…}`, `429 status code (no body)`.
+_LEADING_STATUS = re.compile(r"^\s*(\d{3})(?:\s|$|\{)")
+# Failures with no status that Pi itself retries as transient (its retryable-error test), by their words.
+_TRANSPORT = re.compile(
+    r"terminated|connection error|connection refused|connection reset|other side closed|fetch failed"
+    r"|socket hang up|network error|reset before headers|upstream connect|econnreset|etimedout|timed? ?out",
+    re.IGNORECASE,
+)
+_OVERLOADED = re.compile(r"overloaded|service unavailable", re.IGNORECASE)
+_RATE_LIMITED = re.compile(r"rate.?limit|too many requests", re.IGNORECASE)
+
+
+def receipt(line: dict[str, Any]) -> tuple[float | None, Any]:
+    """A captured line's receipt time and the line itself: ``{"t": <epoch s>, "line": <event>}`` unwrapped."""
+    if set(line) == {"t", "line"}:
+        return finite(line["t"]), line["line"]
+    return None, line
+
+
+def classify_pi(
+    lines: Iterable[Any] | None = None,
+    exit_code: int | None = None,
+    timed_out: bool = False,
+    version: str | None = None,
+) -> AgentOutcome:
+    """The `ng_agent_outcome` of one Pi run, from its session file's entries or its `--mode json` events.
+
+    ``lines`` are the artifact's lines, raw or parsed (a stream's receipt wrappers are unwrapped).
+    The run's last assistant message decides: `stopReason` `stop` completed it, `length` hit the
+    output limit, `aborted` cancelled it, `error` failed it as its `errorMessage` says (the HTTP
+    status the provider SDK puts first, overflow phrasing, Pi's transient-failure words). An error
+    or abort that later messages followed was recovered (a retry, a compaction) and is only a
+    signal. Raises TypeError or ValueError only for process facts no host reports: an
+    ``exit_code`` that is not an integer within 64 bits, a ``version`` that is not a string.
+    """
+    check_process_facts(exit_code, version)
+    evidence = Evidence("pi", PI_CLASSIFIER)
+    evidence.harness_version = version
+    if PI_TESTED_VERSION is None:
+        evidence.warn(
+            f"Pi {version or 'unknown'}: the classifier reads Pi's documented artifacts; no release is pinned"
+        )
+    read = evidence.lines(lines, "artifact")
+    if exit_code is not None:
+        evidence.signal("process", "exit_code", exit_code)
+    if timed_out:
+        evidence.signal("process", "timed_out", True)
+    stops: list[tuple[str, str, dict[str, Any]]] = []  # (artifact, field, message)
+    final: tuple[str, str, dict[str, Any]] | None = None
+    retry_failed: tuple[str, str] | None = None
+    for index, line in read:
+        _, event = receipt(line)
+        event = obj(event) or {}
+        kind = text(event.get("type"))
+        message = obj(event.get("message"))
+        artifact = "session" if kind == "message" else "stream"
+        if kind in ("message", "message_end") and message is not None and message.get("role") == "assistant":
+            stops.append((artifact, f"lines[{index}].message", message))
+            retry_failed = None
+        elif kind == "agent_end" and event.get("willRetry") is not True:
+            given = event.get("messages")
+            listed: list[Any] = given if isinstance(given, list) else []
+            last = [(i, m) for i, m in enumerate(listed) if isinstance(m, dict) and m.get("role") == "assistant"][-1:]
+            final = ("stream", f"lines[{index}].messages[{last[0][0]}]", last[0][1]) if last else final
+        elif kind == "auto_retry_end":
+            if event.get("success") is True:
+                evidence.signal("stream", f"lines[{index}].success", "retry recovered: not a failure")
+            else:
+                retry_failed = (f"lines[{index}].finalError", text(event.get("finalError")) or "")
+        elif kind in ("compaction_end", "auto_compaction_end") and event.get("reason") == "overflow":
+            evidence.signal("stream", f"lines[{index}].reason", "overflow: the context was compacted")
+    for artifact, field, message in stops[:-1]:
+        reason = text(message.get("stopReason"))
+        if reason in ("error", "aborted", "length"):
+            evidence.signal(artifact, f"{field}.stopReason", f"{reason}, not terminal: work followed")
+    terminal = stops[-1] if stops else final
+    if terminal is None:
+        return _no_stop(evidence, exit_code, timed_out, bool(read))
+    artifact, field, message = terminal
+    reason = text(message.get("stopReason"))
+    evidence.signal(artifact, f"{field}.stopReason", reason)
+    if reason == "error":
+        said = text(message.get("errorMessage"))
+        if retry_failed is not None and retry_failed[1]:
+            evidence.signal("stream", retry_failed[0], "the retries gave up")
+        return _from_error(evidence, artifact, f"{field}.errorMessage", said)
+    if reason == "stop":
+        if exit_code not in (None, 0):
+            evidence.warn(f"exit code {exit_code} although the last assistant message stopped normally")
+        if timed_out:
+            evidence.warn("the host reported a timeout, but the last assistant message stopped normally")
+        return evidence.outcome(None)
+    if reason == "length":
+        return evidence.outcome(MODEL_OUTPUT_LIMIT, error_name=reason)
+    if reason == "aborted":
+        said = text(message.get("errorMessage"))
+        return evidence.outcome(AGENT_TIMEOUT if timed_out else AGENT_ABORTED, error_name=reason, message=said)
+    # `toolUse` (tools asked for, no answer after them) or no reason at all: the run was cut off.
+    return _no_stop(evidence, exit_code, timed_out, True)
+
+
+def _no_stop(evidence: Evidence, exit_code: int | None, timed_out: bool, read_any: bool) -> AgentOutcome:
+    """No assistant message ended the run: the deadline, the process dying, or nothing to say."""
+    if timed_out:
+        return evidence.outcome(AGENT_TIMEOUT)
+    if exit_code == 0 or (exit_code is None and not read_any):
+        evidence.signal("process", "exit_code", "no final assistant message: no kind established")
+        return evidence.outcome(UNKNOWN_ERROR)
+    return evidence.outcome(AGENT_CRASH)
+
+
+def _from_error(evidence: Evidence, artifact: str, field: str, said: str | None) -> AgentOutcome:
+    """An `error` stop: its `errorMessage` carries the provider's status and text, or a transport failure's words."""
+    match = _LEADING_STATUS.match(said or "")
+    status = status_code(int(match.group(1))) if match else None
+    body = (said or "")[match.end(1) :].strip() if match else None
+    error_type = _body_error_type(body)
+    name = error_type or "error"
+
+    def verdict(kind: str, why: str) -> AgentOutcome:
+        evidence.signal(artifact, field, why)
+        return evidence.outcome(kind, status_code=status, error_name=name, message=said)
+
+    phrase = overflow_phrase(said) or _pi_overflow(said)
+    if phrase is not None:
+        return verdict(MODEL_CONTEXT_LIMIT, f"overflow phrasing: {phrase}")
+    if body_error_code(body) == "context_length_exceeded":
+        return verdict(MODEL_CONTEXT_LIMIT, "error.code context_length_exceeded")
+    if status is not None:
+        kind = kind_for_status(status)
+        return verdict(kind or UNKNOWN_ERROR, f"status {status}" + ("" if kind else " establishes no kind"))
+    for pattern, kind in ((_RATE_LIMITED, MODEL_RATE_LIMITED), (_OVERLOADED, MODEL_SERVER_ERROR)):
+        found = pattern.search(said or "")
+        if found is not None:
+            return verdict(kind, f"no status; {found.group(0)!r}")
+    found = _TRANSPORT.search(said or "")
+    if found is not None:
+        return verdict(MODEL_TRANSPORT_ERROR, f"no status; transport failure {found.group(0)!r}")
+    return verdict(UNKNOWN_ERROR, "no status or phrasing that establishes a kind")
+
+
+def _pi_overflow(said: str | None) -> str | None:
+    found = _PI_OVERFLOW.search(said or "")
+    return found.group(0) if found else None
+
+
+def _body_error_type(body: str | None) -> str | None:
+    """`error.type` of an Anthropic-style JSON body (`invalid_request_error`, `overloaded_error` …), if any."""
+    if not body or not body.startswith("{"):
+        return None
+    try:
+        parsed = loads(body)
+    except ValueError:
+        return None
+    error = obj(parsed.get("error")) if isinstance(parsed, dict) else None
+    return nonempty(error.get("type")) if error is not None else None

@@ -1,0 +1,223 @@
+"""What a Pi session file or `--mode json` stream says, as typed facts: messages to items, tools, compactions, stops."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from gym_contract._json_writing import dumps
+from gym_contract._values import count, nonempty, obj, text
+from gym_contract.models import ObservationGap
+from gym_contract.producers.claude_code._files import gap
+
+Form = Literal["session", "stream"]
+
+# Roles Pi gives the model as a user message (its `convertToLlm`); `hookMessage` is v2's name of `custom`.
+_USER_LIKE: Final = frozenset({"user", "custom", "hookMessage", "branchSummary", "compactionSummary", "bashExecution"})
+
+
+@dataclass
+class ToolCall:
+    """One `toolCall` block and what became of it: when it ran, whether it failed."""
+
+    call_id: str
+    name: str | None
+    called_at: float | None = None
+    started_at: float | None = None
+    completed_at: float | None = None
+    starts: int = 0
+    """`tool_execution_start` events (a stream)."""
+    ends: int = 0
+    """`tool_execution_end` events (a stream)."""
+    results: int = 0
+    """`toolResult` messages."""
+    is_error: bool | None = None
+    """The result's boolean `isError`; None when no result said it."""
+
+
+@dataclass
+class Compaction:
+    """One compaction: a session's `compaction` entry, or a stream's start/end event pair."""
+
+    observed_at: float | None = None
+    trigger: str | None = None
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    summary: str | None = None
+    first_kept_item_id: str | None = None
+    outcome: str = "unknown"
+    error_message: str | None = None
+    before: str | None = None
+    """Response id of the last model call before it (None: none, or none with an id)."""
+    after: str | None = None
+    after_seen: bool = False
+    started: bool = True
+    has_result: bool = True
+
+
+@dataclass(frozen=True)
+class Stop:
+    """How one assistant message ended: Pi's `stopReason` and `errorMessage`, and where it was read."""
+
+    where: str
+    stop_reason: str | None
+    error_message: str | None
+    response_id: str | None
+
+
+@dataclass
+class PiRun:
+    """Everything one Pi artifact says, before it becomes a bundle."""
+
+    form: Form
+    session_id: str | None = None
+    version: int | None = None
+    """The session layout (1, 2 or 3); None for a stream."""
+    timed: bool = True
+    """Whether the artifact carries times at all (a stream without receipt times does not)."""
+    conversation: list[dict[str, Any]] = field(default_factory=list)
+    response_ids: list[str] = field(default_factory=list)
+    unreferenced_responses: int = 0
+    tools: dict[str, ToolCall] = field(default_factory=dict)
+    compactions: list[Compaction] = field(default_factory=list)
+    stops: list[Stop] = field(default_factory=list)
+    final: Stop | None = None
+    """The last assistant message of `agent_end`, when a stream has one."""
+    branches: int = 0
+    usage: dict[str, int] = field(default_factory=dict)
+    entries: int = 0
+    gaps: list[ObservationGap] = field(default_factory=list)
+
+    @property
+    def terminal(self) -> Stop | None:
+        """The stop that ended the run: the last assistant message read, else the last one `agent_end` lists."""
+        return self.stops[-1] if self.stops else self.final
+
+
+def message_text(content: Any) -> str:
+    """The text of a content value: a string, or its text blocks joined; other blocks leave no text."""
+    if isinstance(content, str):
+        return content
+    blocks = content if isinstance(content, list) else []
+    return "".join(block["text"] for block in blocks if isinstance(block, dict) and isinstance(block.get("text"), str))
+
+
+def _user_item(message: dict[str, Any], role: str) -> dict[str, Any] | None:
+    """A message Pi gives the model as a user turn, as an input message; None when Pi keeps it from the model."""
+    if role == "bashExecution":
+        if message.get("excludeFromContext") is True:
+            return None
+        command, output = text(message.get("command")) or "", text(message.get("output")) or ""
+        return {"type": "message", "role": "user", "content": f"{command}\n{output}" if output else command}
+    said = message.get("summary") if role in ("branchSummary", "compactionSummary") else message.get("content")
+    return {"type": "message", "role": "user", "content": message_text(said)}
+
+
+def take_message(run: PiRun, message: dict[str, Any], base: str, at: float | None) -> None:
+    """Add one message (`role` user, assistant, toolResult or a user-like one) to the run's facts.
+
+    ``base`` names the message in item ids (`<base>:text:<i>`); ``at`` is when the artifact says the
+    message was complete: a call's start, a result's end.
+    """
+    role = text(message.get("role"))
+    if role == "assistant":
+        _assistant(run, message, base, at)
+    elif role == "toolResult":
+        _tool_result(run, message, at)
+    elif role in _USER_LIKE:
+        item = _user_item(message, role)
+        if item is not None:
+            run.conversation.append(item)
+    else:
+        run.gaps.append(gap("unsupported_user_content_block"))
+
+
+def _assistant(run: PiRun, message: dict[str, Any], base: str, at: float | None) -> None:
+    response_id = nonempty(message.get("responseId"))
+    if response_id is None:
+        run.unreferenced_responses += 1
+    else:
+        run.response_ids.append(response_id)
+    for compaction in run.compactions:
+        if not compaction.after_seen:
+            compaction.after, compaction.after_seen = response_id, True
+    reason = text(message.get("stopReason"))
+    run.stops.append(Stop(base, reason, text(message.get("errorMessage")), response_id))
+    usage = obj(message.get("usage")) or {}
+    for key in ("input", "output", "cacheRead", "cacheWrite"):
+        tokens = count(usage.get(key))
+        if tokens is not None:
+            run.usage[key] = run.usage.get(key, 0) + tokens
+    content = message.get("content")
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    for index, block in enumerate(blocks if isinstance(blocks, list) else []):
+        _assistant_block(run, block, f"{base}:{index}", at)
+
+
+def _assistant_block(run: PiRun, block: Any, name: str, at: float | None) -> None:
+    kind = text(block.get("type")) if isinstance(block, dict) else None
+    if not isinstance(block, dict) or kind is None:
+        run.gaps.append(gap("invalid_assistant_content"))
+    elif kind == "text" and isinstance(block.get("text"), str):
+        content = [{"type": "output_text", "text": block["text"], "annotations": []}]
+        run.conversation.append(
+            {"type": "message", "id": f"{name}:text", "role": "assistant", "status": "completed", "content": content}
+        )
+    elif kind == "thinking" and isinstance(block.get("thinking"), str):
+        run.conversation.append(
+            {
+                "type": "reasoning",
+                "id": f"{name}:thinking",
+                "summary": [{"type": "summary_text", "text": block["thinking"]}],
+                "encrypted_content": text(block.get("thinkingSignature")),
+            }
+        )
+    elif kind == "toolCall":
+        _tool_call(run, block, name, at)
+    elif kind in ("text", "thinking"):
+        run.gaps.append(gap("invalid_assistant_content"))
+    else:
+        run.gaps.append(gap("unsupported_assistant_content_block", None, kind))
+
+
+def _tool_call(run: PiRun, block: dict[str, Any], name: str, at: float | None) -> None:
+    call_id, tool = nonempty(block.get("id")), text(block.get("name"))
+    if call_id is None or tool is None:
+        run.gaps.append(gap("tool_call_id_missing" if call_id is None else "invalid_assistant_content"))
+        return
+    run.conversation.append(
+        {
+            "type": "function_call",
+            "id": call_id,
+            "call_id": call_id,
+            "name": tool,
+            "arguments": dumps(block.get("arguments"), sort_keys=True).decode(),
+            "status": "completed",
+        }
+    )
+    call = run.tools.setdefault(call_id, ToolCall(call_id, tool))
+    call.name = call.name or tool
+    call.called_at = at
+
+
+def _tool_result(run: PiRun, message: dict[str, Any], at: float | None) -> None:
+    call_id = nonempty(message.get("toolCallId"))
+    if call_id is None:
+        run.gaps.append(gap("tool_result_id_missing"))
+        return
+    run.conversation.append(
+        {
+            "type": "function_call_output",
+            "call_id": call_id,
+            "output": message_text(message.get("content")),
+            "status": "completed",
+        }
+    )
+    call = run.tools.setdefault(call_id, ToolCall(call_id, text(message.get("toolName"))))
+    call.results += 1
+    if run.form == "session":
+        # A session's result says how the call ended; a stream's `tool_execution_end` says it too, and first.
+        call.completed_at = at
+        call.is_error = message.get("isError") if isinstance(message.get("isError"), bool) else None
+    elif call.is_error is None and isinstance(message.get("isError"), bool):
+        call.is_error = message["isError"]
