@@ -15,6 +15,7 @@ from pathlib import Path
 from tests.support import REPO
 
 CLAUDE_CODE = REPO / "examples" / "claude-code"
+PI = REPO / "examples" / "pi" / "pi-mono-2025-11"
 
 
 @dataclass(frozen=True)
@@ -55,5 +56,18 @@ def claude_code() -> Seed:
     return Seed(files, "config", {"stream": "stream.jsonl"})
 
 
-SEEDS: dict[str, Callable[[], Seed]] = {"claude-code": claude_code}
+@cache
+def pi() -> Seed:
+    """The shipped Pi session with compactions: its start, each compaction with the lines around it, and its end."""
+    lines = (PI / "before-compaction.jsonl").read_bytes().splitlines(keepends=True)
+    compactions = [index for index, line in enumerate(lines) if line.startswith(b'{"type":"compaction"')]
+    kept = sorted(
+        {*range(30), *(i for at in compactions for i in range(at - 4, at + 6)), *range(len(lines) - 20, len(lines))}
+    )
+    assert compactions
+    assert all(json.loads(lines[index]) for index in kept)
+    return Seed({"session.jsonl": b"".join(lines[index] for index in kept)}, "session.jsonl")
+
+
+SEEDS: dict[str, Callable[[], Seed]] = {"claude-code": claude_code, "pi": pi}
 """Harness name (as the registry names it) → its seed."""
