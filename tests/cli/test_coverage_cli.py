@@ -35,6 +35,8 @@ def test_the_text_matrix_has_a_row_per_producer_and_one_over_all_rollouts() -> N
     assert lines[9:] == [
         "below the capability the producer declares (gym-contract observe --list):",
         "  claude_code C7: declared V, 1 of 1 rollouts rated lower",
+        "  pi C5: declared V, 1 of 1 rollouts rated lower",
+        "  pi C7: declared V, 1 of 1 rollouts rated lower",
     ]
     assert all(line == line.rstrip() and "\x1b" not in line for line in lines)
 

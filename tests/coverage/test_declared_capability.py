@@ -41,7 +41,8 @@ def test_the_coverage_command_compares_with_the_registered_declarations(tmp_path
     }
     assert status == 0
     assert document["declared"] == expected
-    assert set(expected) == {"claude_code"} & {declared.source for declared in producers()}
+    # The example file holds rollouts of four sources; each that has a registered producer is compared.
+    assert set(expected) == {"claude_code", "hermes", "opencode", "pi"} & {declared.source for declared in producers()}
     assert document["below_declared"] == coverage_matrix(rollouts()).shortfalls(expected)
 
 
