@@ -1,18 +1,32 @@
-"""The shape every producer shares: what it returns (`Observed`, `RunSummary`) and what it declares (`Producer`)."""
+"""What every producer shares: what it returns (`Observed`, `RunSummary`), declares (`Producer`), and reads with."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
+from gym_contract._values import finite, nonempty
 from gym_contract._vocabulary import CRITERIA
+from gym_contract.models import ObservationGap
 
 if TYPE_CHECKING:
     from gym_contract.models import AgentObservationBundle, AgentOutcome
 
-__all__ = ["COMMON_SUMMARY_FIELDS", "ArtifactForm", "Observed", "Producer", "Rating", "RunSummary"]
+__all__ = [
+    "COMMON_SUMMARY_FIELDS",
+    "MAX_LINE_BYTES",
+    "ArtifactForm",
+    "Observed",
+    "Producer",
+    "Rating",
+    "RunSummary",
+    "gap",
+    "numbered_lines",
+    "timestamp",
+]
 
 Verdict = Literal["V", "O", "X"]
 
@@ -163,3 +177,58 @@ class Producer:
                 for criterion, rating in self.capability.items()
             },
         }
+
+
+# ------------------------------------------------------------------ reading an artifact's lines
+
+MAX_LINE_BYTES: Final = 64 * 1024 * 1024
+"""A transcript line longer than this is reported as malformed and skipped, never held in memory whole."""
+
+
+def gap(code: str, invocation_id: str | None = None, detail: str | None = None) -> ObservationGap:
+    """One evidence gap: its registered code, and the invocation and detail it concerns.
+
+    A detail that names a file keeps the name as text: bytes of a name that are not UTF-8 (Python
+    holds them as lone surrogates) become U+FFFD, since no JSON document can hold them.
+    """
+    return ObservationGap(code=code, invocation_id=invocation_id, detail=_text(detail) if detail else detail)
+
+
+def _text(name: str) -> str:
+    try:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:  # a lone surrogate that no file system byte stands for
+        return name.encode("utf-8", "replace").decode("utf-8")
+
+
+def timestamp(value: Any) -> float | None:
+    """Unix seconds from an ISO-8601 string or a number of epoch seconds; anything else is unknown."""
+    seconds = finite(value)
+    if seconds is not None:
+        return seconds
+    written = nonempty(value)
+    if written is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(written[:-1] + "+00:00" if written.endswith("Z") else written)
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:  # a time without a zone names no instant
+        return None
+    return parsed.timestamp()
+
+
+def numbered_lines(handle: Any, max_line_bytes: int) -> Iterator[tuple[int, bytes | None]]:
+    """Numbered lines; a line over the limit comes out as None and is skipped to its end."""
+    number = 0
+    while True:
+        chunk: bytes = handle.readline(max_line_bytes + 1)
+        if not chunk:
+            return
+        number += 1
+        if len(chunk) > max_line_bytes and not chunk.endswith(b"\n"):
+            while chunk and not chunk.endswith(b"\n"):
+                chunk = handle.readline(max_line_bytes + 1)
+            yield number, None
+            continue
+        yield number, chunk

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +12,7 @@ import pytest
 from gym_contract.producers.pi import observe
 from tests.outcome.test_pi_outcome import HEADER, USER, said
 from tests.producers.pi_artifacts import jsonl
+from tests.support import run_in_process
 
 AT = "2025-11-20T23:34:0{}.000Z"
 
@@ -178,3 +181,11 @@ def test_a_folder_or_a_missing_file_is_a_gap_not_an_error(tmp_path: Path) -> Non
         assert found["ng_agent_observations"]["records"] == []
         assert [code for code, _ in gaps(found)] == ["transcript_unreadable", "agent_transcript_unavailable"]
         assert found["ng_agent_outcome"] is None
+
+
+def test_a_file_name_that_is_not_utf8_is_shown_not_a_traceback(tmp_path: Path) -> None:
+    name = tmp_path / os.fsdecode(b"\xff-run.jsonl")
+    name.write_bytes(b'{"type":"session","id":"s"}\n{broken\n')
+    status, out, err = run_in_process("observe", "pi", str(name))
+    assert (status, err) == (0, "")
+    assert ("malformed_transcript_line", "\ufffd-run.jsonl:2") in gaps(json.loads(out))

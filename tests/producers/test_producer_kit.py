@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from gym_contract.producers import (
     producer,
     producers,
 )
+from gym_contract.producers._kit import gap
 from gym_contract.producers.claude_code import observe, read_run
 from tests.support import run_in_process
 
@@ -208,3 +210,15 @@ def test_a_producer_command_runs_the_registered_observe_with_what_every_producer
     out, err = capsys.readouterr()
     assert out == ""
     assert "cannot read" in err
+
+
+def test_a_gap_detail_naming_a_file_that_is_not_utf8_stays_writable_text(tmp_path: Path) -> None:
+    # A transcript file named with a byte that is not UTF-8: its gaps name it, and the document is still JSON.
+    folder = tmp_path / "config" / "projects" / "p"
+    folder.mkdir(parents=True)
+    (folder / os.fsdecode(b"\xff-x.jsonl")).write_bytes(b"{\n")
+    status, out, err = run_in_process("observe", "claude-code", str(tmp_path / "config"))
+    assert (status, err) == (0, "")
+    details = [found["detail"] for found in json.loads(out)["ng_agent_observations"]["gaps"]]
+    assert "p/\ufffd-x.jsonl:1" in details
+    assert gap("transcript_unreadable", None, "\ud800").detail == "?"

@@ -10,9 +10,18 @@ from gym_contract._values import count, finite, obj, preview, text
 from gym_contract.models import AgentObservationBundle, AgentOutcome
 from gym_contract.outcome._base import check_process_facts
 from gym_contract.outcome._claude_code import classify_claude_code
-from gym_contract.producers._kit import COMMON_SUMMARY_FIELDS, ArtifactForm, Observed, Producer, Rating, RunSummary
+from gym_contract.producers._kit import (
+    COMMON_SUMMARY_FIELDS,
+    MAX_LINE_BYTES,
+    ArtifactForm,
+    Observed,
+    Producer,
+    Rating,
+    RunSummary,
+    gap,
+)
 from gym_contract.producers.claude_code._bundle import RootFacts, assemble, roots
-from gym_contract.producers.claude_code._files import MAX_LINE_BYTES, gap, read_transcripts, stream_events
+from gym_contract.producers.claude_code._files import read_transcripts, stream_events
 from gym_contract.producers.claude_code._mapping import Mapped, map_events
 
 __all__ = ["PRODUCER", "SUMMARY_FIELDS", "ClaudeCodeRun", "observe", "outcome", "read_run", "run_summary"]

@@ -8,7 +8,7 @@ from typing import Any
 from gym_contract._parent_links import LinkForest
 from gym_contract._values import finite
 from gym_contract.models import ContextCompactionObservation, ObservationGap
-from gym_contract.producers.claude_code._files import gap
+from gym_contract.producers._kit import gap
 from gym_contract.producers.claude_code._mapping import Compaction, Mapped, ToolEnds
 
 

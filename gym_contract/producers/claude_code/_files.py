@@ -5,18 +5,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 import orjson
 
-from gym_contract._values import finite, nonempty
 from gym_contract.models import ObservationGap
+from gym_contract.producers._kit import MAX_LINE_BYTES, gap, numbered_lines
 from gym_contract.reading._json_parsing import loads
-
-MAX_LINE_BYTES: Final = 64 * 1024 * 1024
-"""A transcript line longer than this is reported as malformed and skipped, never held in memory whole."""
 
 
 @dataclass(frozen=True)
@@ -37,27 +33,6 @@ class TranscriptRead:
     # agent id → its `agent-<id>.meta.json` sidecar (Claude Code writes `agentType`, and in newer
     # versions `toolUseId`, the call that spawned the subagent)
     sidecars: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-
-def gap(code: str, invocation_id: str | None = None, detail: str | None = None) -> ObservationGap:
-    return ObservationGap(code=code, invocation_id=invocation_id, detail=detail)
-
-
-def timestamp(value: Any) -> float | None:
-    """Unix seconds from an ISO-8601 string or a number of epoch seconds; anything else is unknown."""
-    seconds = finite(value)
-    if seconds is not None:
-        return seconds
-    written = nonempty(value)
-    if written is None:
-        return None
-    try:
-        parsed = datetime.fromisoformat(written[:-1] + "+00:00" if written.endswith("Z") else written)
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:  # a time without a zone names no instant
-        return None
-    return parsed.timestamp()
 
 
 def read_transcripts(config_dir: str | os.PathLike[str], max_line_bytes: int = MAX_LINE_BYTES) -> TranscriptRead:
@@ -144,22 +119,6 @@ def _jsonl_files(root: Path) -> Iterator[Path]:
         for name in names:
             if name.endswith(".jsonl"):
                 yield Path(folder) / name
-
-
-def numbered_lines(handle: Any, max_line_bytes: int) -> Iterator[tuple[int, bytes | None]]:
-    """Numbered lines; a line over the limit comes out as None and is skipped to its end."""
-    number = 0
-    while True:
-        chunk: bytes = handle.readline(max_line_bytes + 1)
-        if not chunk:
-            return
-        number += 1
-        if len(chunk) > max_line_bytes and not chunk.endswith(b"\n"):
-            while chunk and not chunk.endswith(b"\n"):
-                chunk = handle.readline(max_line_bytes + 1)
-            yield number, None
-            continue
-        yield number, chunk
 
 
 def _take(read: TranscriptRead, name: str, number: int, raw: bytes | None) -> None:

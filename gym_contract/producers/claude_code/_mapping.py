@@ -8,7 +8,8 @@ from typing import Any, Final
 from gym_contract._json_writing import dumps
 from gym_contract._values import count, first_text, nonempty, obj, text
 from gym_contract.models import ObservationGap
-from gym_contract.producers.claude_code._files import TranscriptEvent, gap, timestamp
+from gym_contract.producers._kit import gap, timestamp
+from gym_contract.producers.claude_code._files import TranscriptEvent
 
 # Claude Code runs these helpers as agents of their own; they are not task subagents.
 INTERNAL_AGENT_PREFIXES: Final = {"acompact-": "compaction_summariser", "aprompt_suggestion-": "prompt_suggestion"}

@@ -13,8 +13,16 @@ import orjson
 from gym_contract.models import AgentObservationBundle, AgentOutcome, ObservationGap
 from gym_contract.outcome._base import check_process_facts
 from gym_contract.outcome._pi import classify_pi, receipt
-from gym_contract.producers._kit import ArtifactForm, Observed, Producer, Rating, RunSummary
-from gym_contract.producers.claude_code._files import MAX_LINE_BYTES, gap, numbered_lines
+from gym_contract.producers._kit import (
+    MAX_LINE_BYTES,
+    ArtifactForm,
+    Observed,
+    Producer,
+    Rating,
+    RunSummary,
+    gap,
+    numbered_lines,
+)
 from gym_contract.producers.pi._bundle import STATUS_BY_STOP, Ending, assemble
 from gym_contract.producers.pi._facts import PiRun
 from gym_contract.producers.pi._session import read_session

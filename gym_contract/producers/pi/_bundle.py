@@ -7,7 +7,7 @@ from typing import Any, Final
 
 from gym_contract._values import finite
 from gym_contract.models import ContextCompactionObservation, ObservationGap
-from gym_contract.producers.claude_code._files import gap
+from gym_contract.producers._kit import gap
 from gym_contract.producers.pi._facts import Compaction, PiRun, ToolCall
 
 # Gaps about the file rather than the run's one invocation.

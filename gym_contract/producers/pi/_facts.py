@@ -8,7 +8,7 @@ from typing import Any, Final, Literal
 from gym_contract._json_writing import dumps
 from gym_contract._values import count, nonempty, obj, text
 from gym_contract.models import ObservationGap
-from gym_contract.producers.claude_code._files import gap
+from gym_contract.producers._kit import gap
 
 Form = Literal["session", "stream"]
 

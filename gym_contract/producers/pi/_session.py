@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from gym_contract._values import count, finite, integer, nonempty, obj, text
-from gym_contract.producers.claude_code._files import gap, timestamp
+from gym_contract.producers._kit import gap, timestamp
 from gym_contract.producers.pi._facts import Compaction, PiRun, take_message
 
 # Entries that carry no conversation and no tool or compaction fact: settings and bookkeeping.
