@@ -8,7 +8,7 @@ from typing import Any, Final
 from gym_contract._values import finite
 from gym_contract.models import ContextCompactionObservation, ObservationGap
 from gym_contract.producers._kit import gap
-from gym_contract.producers.pi._facts import Compaction, PiRun, ToolCall
+from gym_contract.producers._pi_session import Compaction, PiRun, ToolCall
 
 # Gaps about the file rather than the run's one invocation.
 _FILE_GAPS: Final = frozenset({"malformed_transcript_line", "invalid_transcript_record", "transcript_unreadable"})

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from gym_contract._values import count, nonempty, obj, text
-from gym_contract.producers.pi._facts import Compaction, PiRun, Stop, ToolCall, take_message
+from gym_contract.producers._pi_session import Compaction, PiRun, Stop, ToolCall, take_message
 
 COMPACTION_STARTS: Final = frozenset({"compaction_start", "auto_compaction_start"})
 COMPACTION_ENDS: Final = frozenset({"compaction_end", "auto_compaction_end"})
