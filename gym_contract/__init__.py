@@ -54,7 +54,15 @@ if TYPE_CHECKING:
         TrajectoryToolCall,
         TrajectoryTurn,
     )
-    from gym_contract.outcome import Decision, Policy, classify_claude_code, classify_opencode, classify_pi, decide
+    from gym_contract.outcome import (
+        Decision,
+        Policy,
+        classify_claude_code,
+        classify_hermes,
+        classify_opencode,
+        classify_pi,
+        decide,
+    )
     from gym_contract.producers.claude_code import ClaudeCodeRun
     from gym_contract.projection import attach_trajectory, build_trajectory, project
     from gym_contract.report import Report
@@ -117,7 +125,7 @@ _SOURCES: dict[str, str] = {
         "gym_contract.models",
     ),
     **dict.fromkeys(
-        ("Decision", "Policy", "classify_claude_code", "classify_opencode", "classify_pi", "decide"),
+        ("Decision", "Policy", "classify_claude_code", "classify_hermes", "classify_opencode", "classify_pi", "decide"),
         "gym_contract.outcome",
     ),
     **dict.fromkeys(("ClaudeCodeRun",), "gym_contract.producers.claude_code"),
@@ -205,6 +213,7 @@ __all__ = [
     "chain",
     "check_files",
     "classify_claude_code",
+    "classify_hermes",
     "classify_opencode",
     "classify_pi",
     "collect",

@@ -32,6 +32,7 @@ from gym_contract.diagnostics import ContractError, Diagnostic
 from gym_contract.models import AgentOutcome
 from gym_contract.outcome._base import MAX_ERROR_MESSAGE, ClaudeCodeError, OpenCodeError
 from gym_contract.outcome._claude_code import CLAUDE_CODE_TESTED_VERSION, classify_claude_code
+from gym_contract.outcome._hermes import HERMES_TESTED_VERSION, classify_hermes
 from gym_contract.outcome._opencode import OPENCODE_TESTED_VERSION, classify_opencode
 from gym_contract.outcome._pi import PI_TESTED_VERSION, classify_pi
 from gym_contract.validation import iter_diagnostics
@@ -46,6 +47,7 @@ __all__ = [
     "CLEANUP_FAILURE",
     "CONTENT_FILTER",
     "FAILURE_KINDS",
+    "HERMES_TESTED_VERSION",
     "INCOMPLETE_KINDS",
     "MAX_ERROR_MESSAGE",
     "MODEL_AUTH_ERROR",
@@ -65,6 +67,7 @@ __all__ = [
     "OpenCodeError",
     "Policy",
     "classify_claude_code",
+    "classify_hermes",
     "classify_opencode",
     "classify_pi",
     "decide",

@@ -14,6 +14,7 @@ from gym_contract._vocabulary import (
     MODEL_RATE_LIMITED,
     MODEL_REQUEST_ERROR,
     MODEL_SERVER_ERROR,
+    MODEL_TRANSPORT_ERROR,
     TRANSIENT_KINDS,
     UNKNOWN_ERROR,
 )
@@ -98,6 +99,61 @@ def kind_for_status(status: int) -> str | None:
     if 500 <= status <= 599:
         return MODEL_SERVER_ERROR
     return _STATUS_KINDS.get(status)
+
+
+# Where provider SDKs and harnesses write the HTTP status into an error's text: first (`400 {…}`, the
+# Anthropic and OpenAI TypeScript SDKs), or after a label (`Error code: 429 - {…}`, the OpenAI Python SDK;
+# `API Error: 529`; `HTTP 503`; `status code 502`).
+_STATUS_IN_TEXT = re.compile(
+    r"^\s*(\d{3})(?=[\s{:]|$)|\b(?:error code|api error|status code|status|http)[:\s]+(\d{3})\b", re.IGNORECASE
+)
+# Failures without a status, told by their words: what the harnesses themselves retry as transient.
+_KIND_WORDS = (
+    (re.compile(r"rate.?limit|too many requests", re.IGNORECASE), MODEL_RATE_LIMITED),
+    (re.compile(r"overloaded|service unavailable", re.IGNORECASE), MODEL_SERVER_ERROR),
+    (
+        re.compile(
+            r"terminated|connection error|connection refused|connection reset|other side closed|fetch failed"
+            r"|socket hang up|network error|reset before headers|upstream connect|econnreset|etimedout"
+            r"|timed? ?out",
+            re.IGNORECASE,
+        ),
+        MODEL_TRANSPORT_ERROR,
+    ),
+)
+
+
+def status_in_text(text: str | None) -> int | None:
+    """The HTTP status an error text states, first or after a label (`Error code: 400`), if any."""
+    match = _STATUS_IN_TEXT.search(text or "")
+    return int(match.group(1) or match.group(2)) if match else None
+
+
+def kind_from_words(text: str | None) -> tuple[str, str] | None:
+    """The failure kind a status-less error text names by its words (rate limit, overload, transport), and the words."""
+    for pattern, kind in _KIND_WORDS:
+        found = pattern.search(text or "")
+        if found is not None:
+            return kind, found.group(0)
+    return None
+
+
+def json_body(text: str | None) -> str | None:
+    """The JSON object an error text carries after its prose (`400 {"type":"error",…}`), as text."""
+    start = (text or "").find("{")
+    return text[start:] if text is not None and start >= 0 else None
+
+
+def body_error_type(body: str | None) -> str | None:
+    """`error.type` of a provider's JSON error body (`invalid_request_error`, `overloaded_error` …), if any."""
+    if not body or not body.lstrip().startswith("{"):
+        return None
+    try:
+        parsed = loads(body)
+    except ValueError:
+        return None
+    error = obj(parsed.get("error")) if isinstance(parsed, dict) else None
+    return text(error.get("type")) if error is not None else None
 
 
 def overflow_phrase(text: str | None) -> str | None:

@@ -6,28 +6,28 @@ import re
 from collections.abc import Iterable
 from typing import Any, Final
 
-from gym_contract._values import finite, nonempty, obj, text
+from gym_contract._values import finite, obj, text
 from gym_contract._vocabulary import (
     AGENT_ABORTED,
     AGENT_CRASH,
     AGENT_TIMEOUT,
     MODEL_CONTEXT_LIMIT,
     MODEL_OUTPUT_LIMIT,
-    MODEL_RATE_LIMITED,
-    MODEL_SERVER_ERROR,
-    MODEL_TRANSPORT_ERROR,
     UNKNOWN_ERROR,
 )
 from gym_contract.models import AgentOutcome, Classifier
 from gym_contract.outcome._base import (
     Evidence,
     body_error_code,
+    body_error_type,
     check_process_facts,
+    json_body,
     kind_for_status,
+    kind_from_words,
     overflow_phrase,
     status_code,
+    status_in_text,
 )
-from gym_contract.reading._json_parsing import loads
 
 PI_TESTED_VERSION: Final[str | None] = None
 """Pi writes no version into its artifacts; the classifier is tested on real session files, not on a pinned release."""
@@ -46,16 +46,6 @@ _PI_OVERFLOW = re.compile(
     r"|model_context_window_exceeded",
     re.IGNORECASE,
 )
-# The provider SDKs Pi uses put the HTTP status first: `400 {"type":"error",…}`, `429 status code (no body)`.
-_LEADING_STATUS = re.compile(r"^\s*(\d{3})(?:\s|$|\{)")
-# Failures with no status that Pi itself retries as transient (its retryable-error test), by their words.
-_TRANSPORT = re.compile(
-    r"terminated|connection error|connection refused|connection reset|other side closed|fetch failed"
-    r"|socket hang up|network error|reset before headers|upstream connect|econnreset|etimedout|timed? ?out",
-    re.IGNORECASE,
-)
-_OVERLOADED = re.compile(r"overloaded|service unavailable", re.IGNORECASE)
-_RATE_LIMITED = re.compile(r"rate.?limit|too many requests", re.IGNORECASE)
 
 
 def receipt(line: dict[str, Any]) -> tuple[float | None, Any]:
@@ -159,11 +149,9 @@ def _no_stop(evidence: Evidence, exit_code: int | None, timed_out: bool, read_an
 
 def _from_error(evidence: Evidence, artifact: str, field: str, said: str | None) -> AgentOutcome:
     """An `error` stop: its `errorMessage` carries the provider's status and text, or a transport failure's words."""
-    match = _LEADING_STATUS.match(said or "")
-    status = status_code(int(match.group(1))) if match else None
-    body = (said or "")[match.end(1) :].strip() if match else None
-    error_type = _body_error_type(body)
-    name = error_type or "error"
+    status = status_code(status_in_text(said))
+    body = json_body(said)
+    name = body_error_type(body) or "error"
 
     def verdict(kind: str, why: str) -> AgentOutcome:
         evidence.signal(artifact, field, why)
@@ -177,28 +165,12 @@ def _from_error(evidence: Evidence, artifact: str, field: str, said: str | None)
     if status is not None:
         kind = kind_for_status(status)
         return verdict(kind or UNKNOWN_ERROR, f"status {status}" + ("" if kind else " establishes no kind"))
-    for pattern, kind in ((_RATE_LIMITED, MODEL_RATE_LIMITED), (_OVERLOADED, MODEL_SERVER_ERROR)):
-        found = pattern.search(said or "")
-        if found is not None:
-            return verdict(kind, f"no status; {found.group(0)!r}")
-    found = _TRANSPORT.search(said or "")
-    if found is not None:
-        return verdict(MODEL_TRANSPORT_ERROR, f"no status; transport failure {found.group(0)!r}")
+    worded = kind_from_words(said)
+    if worded is not None:
+        return verdict(worded[0], f"no status; {worded[1]!r}")
     return verdict(UNKNOWN_ERROR, "no status or phrasing that establishes a kind")
 
 
 def _pi_overflow(said: str | None) -> str | None:
     found = _PI_OVERFLOW.search(said or "")
     return found.group(0) if found else None
-
-
-def _body_error_type(body: str | None) -> str | None:
-    """`error.type` of an Anthropic-style JSON body (`invalid_request_error`, `overloaded_error` …), if any."""
-    if not body or not body.startswith("{"):
-        return None
-    try:
-        parsed = loads(body)
-    except ValueError:
-        return None
-    error = obj(parsed.get("error")) if isinstance(parsed, dict) else None
-    return nonempty(error.get("type")) if error is not None else None
