@@ -73,6 +73,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "gym-contract observe claude-code examples/claude-code/spotter-v2.1.39"
         " --stream examples/claude-code/spotter-v2.1.39.stream.jsonl --exit-code 0 --model-ref policy",
     ),
+    "observe pi": (
+        "gym-contract observe pi examples/pi/pi-mono-2025-11/before-compaction.jsonl --model-ref policy",
+        "gym-contract observe pi examples/pi/pi-mono-2025-11/large-session.jsonl --exit-code 0",
+    ),
     "outcome": (
         "gym-contract outcome opencode examples/reference/opencode-1.17.11-export.json --harness-version 1.17.11",
         "gym-contract outcome claude-code examples/claude-code/spotter-v2.1.39.stream.jsonl --exit-code 0",
@@ -85,6 +89,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "outcome claude-code": (
         "gym-contract outcome claude-code examples/claude-code/spotter-v2.1.39.stream.jsonl --exit-code 0",
         "cat examples/claude-code/spotter-v2.1.39.stream.jsonl | gym-contract outcome claude-code - --exit-code 0",
+    ),
+    "outcome pi": (
+        "gym-contract outcome pi examples/pi/pi-mono-2025-11/large-session.jsonl",
+        "cat examples/pi/pi-mono-2025-11/before-compaction.jsonl | gym-contract outcome pi - --exit-code 0",
     ),
     "decide": (
         "gym-contract outcome opencode examples/reference/opencode-1.17.11-export.json | gym-contract decide -",

@@ -1,12 +1,4 @@
-"""Read a captured `pi --mode json` stdout, of either event generation, with or without receipt times, into facts.
-
-Pi prints one event per line: a `session` header (from 0.45.1), `agent_start`/`agent_end`,
-`turn_*`, `message_start`/`message_update`/`message_end`, `tool_execution_start`/`_update`/`_end`,
-`auto_retry_start`/`_end`, and the compaction pair — `auto_compaction_start`/`auto_compaction_end`
-in older releases, `compaction_start`/`compaction_end` in newer ones; both are read. The events
-carry no wall clock of their own: a capture that wants tool timing wraps each line as
-``{"t": <epoch seconds when the line was received>, "line": <the event>}``.
-"""
+"""Read a captured `pi --mode json` stdout, of either event generation, with or without receipt times, into facts."""
 
 from __future__ import annotations
 
@@ -40,7 +32,15 @@ STREAM_EVENTS: Final = frozenset(
 
 
 def read_stream(events: Iterable[tuple[float | None, dict[str, Any]]]) -> PiRun:
-    """The facts of a stream's events, given as (receipt time or None, event) in the order printed."""
+    """The facts of a stream's events, given as (receipt time or None, event) in the order printed.
+
+    Pi prints one event per line: a `session` header (from 0.45.1), `agent_start`/`agent_end`,
+    `turn_*`, `message_start`/`message_update`/`message_end`, `tool_execution_start`/`_update`/`_end`,
+    `auto_retry_start`/`_end`, and the compaction pair — `auto_compaction_start`/`auto_compaction_end`
+    in older releases, `compaction_start`/`compaction_end` in newer ones; both are read. The events
+    carry no wall clock of their own: a capture that wants tool timing wraps each line as
+    ``{"t": <epoch seconds when the line was received>, "line": <the event>}``.
+    """
     run = PiRun(form="stream", timed=False)
     opened: Compaction | None = None
     messages = 0
