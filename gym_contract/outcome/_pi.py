@@ -28,6 +28,7 @@ from gym_contract.outcome._base import (
     status_code,
     status_in_text,
 )
+from gym_contract.reading._json_parsing import loads
 
 PI_TESTED_VERSION: Final[str | None] = None
 """Pi writes no version into its artifacts; the classifier is tested on real session files, not on a pinned release."""
@@ -49,10 +50,19 @@ _PI_OVERFLOW = re.compile(
 
 
 def receipt(line: dict[str, Any]) -> tuple[float | None, Any]:
-    """A captured line's receipt time and the line itself: ``{"t": <epoch s>, "line": <event>}`` unwrapped."""
-    if set(line) == {"t", "line"}:
-        return finite(line["t"]), line["line"]
-    return None, line
+    """A captured line's receipt time and its event: ``{"t": <epoch s>, "line": <event or its JSON text>}`` unwrapped.
+
+    A line that is no wrapper is its own event, without a time; a wrapped text that is not JSON is None.
+    """
+    if set(line) != {"t", "line"}:
+        return None, line
+    event = line["line"]
+    if isinstance(event, (str, bytes)):
+        try:
+            event = loads(event)
+        except ValueError:
+            event = None
+    return finite(line["t"]), event
 
 
 def classify_pi(

@@ -189,3 +189,16 @@ def test_a_file_name_that_is_not_utf8_is_shown_not_a_traceback(tmp_path: Path) -
     status, out, err = run_in_process("observe", "pi", str(name))
     assert (status, err) == (0, "")
     assert ("malformed_transcript_line", "\ufffd-run.jsonl:2") in gaps(json.loads(out))
+
+
+def test_a_receipt_wrapper_may_hold_the_event_as_its_json_text(tmp_path: Path) -> None:
+    lines = [
+        {"t": 100.0, "line": json.dumps({"type": "tool_execution_start", "toolCallId": "c", "toolName": "bash"})},
+        {"t": 102.5, "line": json.dumps({"type": "tool_execution_end", "toolCallId": "c", "isError": True})},
+        {"t": 103.0, "line": json.dumps({"type": "message_end", "message": said("length")})},
+        {"t": 104.0, "line": "{not json"},
+    ]
+    found = document(tmp_path, lines)
+    assert [(c["duration_ms"], c["status"]) for c in kinds(found, "tool_call")] == [(2500, "failed")]
+    assert found["ng_agent_outcome"]["failure_kind"] == "model_output_limit"
+    assert ("invalid_transcript_record", "run.jsonl:4") in gaps(found)

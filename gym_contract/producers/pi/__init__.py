@@ -120,11 +120,6 @@ def _facts(artifact: _Artifact, objects: list[tuple[int, dict[str, Any]]]) -> Pi
         return read_session(objects, artifact.name)
     events: list[tuple[float | None, dict[str, Any]]] = []
     for number, at, event in unwrapped:
-        if isinstance(event, (str, bytes)):
-            try:
-                event = loads(event)
-            except ValueError:
-                event = None
         if isinstance(event, dict):
             events.append((at, event))
         else:
