@@ -105,6 +105,12 @@ def message_text(content: Any) -> str:
     return "".join(block["text"] for block in blocks if isinstance(block, dict) and isinstance(block.get("text"), str))
 
 
+def _has_other_blocks(content: Any) -> bool:
+    """Whether a content list holds blocks that are not text (Pi's `image` blocks)."""
+    blocks = content if isinstance(content, list) else []
+    return any(not (isinstance(block, dict) and block.get("type") == "text") for block in blocks)
+
+
 def _user_item(message: dict[str, Any], role: str) -> dict[str, Any] | None:
     """A message Pi gives the model as a user turn, as an input message; None when Pi keeps it from the model."""
     if role == "bashExecution":
@@ -123,6 +129,8 @@ def take_message(run: PiRun, message: dict[str, Any], base: str, at: float | Non
     message was complete: a call's start, a result's end.
     """
     role = text(message.get("role"))
+    if role != "assistant" and _has_other_blocks(message.get("content")):
+        run.gaps.append(gap("unsupported_user_content_block"))  # an image: the conversation keeps the text alone
     if role == "assistant":
         _assistant(run, message, base, at)
     elif role == "toolResult":

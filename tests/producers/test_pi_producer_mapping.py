@@ -202,3 +202,17 @@ def test_a_receipt_wrapper_may_hold_the_event_as_its_json_text(tmp_path: Path) -
     assert [(c["duration_ms"], c["status"]) for c in kinds(found, "tool_call")] == [(2500, "failed")]
     assert found["ng_agent_outcome"]["failure_kind"] == "model_output_limit"
     assert ("invalid_transcript_record", "run.jsonl:4") in gaps(found)
+
+
+def test_an_image_in_a_user_message_or_a_result_is_said_to_be_left_out(tmp_path: Path) -> None:
+    image = {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
+    pasted = {**USER, "content": [{"type": "text", "text": "what is this?"}, image]}
+    shot = result("c", content=[image])
+    lines = [HEADER, entry(0, pasted), entry(1, call("c")), entry(2, shot), entry(3, said())]
+    found = document(tmp_path, lines)
+    assert kinds(found, "agent_invocation")[0]["conversation"][0] == {
+        "type": "message",
+        "role": "user",
+        "content": "what is this?",
+    }
+    assert [code for code, _ in gaps(found)].count("unsupported_user_content_block") == 2
