@@ -1,4 +1,4 @@
-"""Read Codex rollout files (one, or a directory of them) or an `exec --json` stdout line by line; damage becomes gaps."""
+"""Read Codex rollout files (one, or a directory of them) or an `exec --json` stdout by line; damage becomes gaps."""
 
 from __future__ import annotations
 

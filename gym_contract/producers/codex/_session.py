@@ -141,7 +141,7 @@ def tool_records(session: Session) -> tuple[list[dict[str, Any]], list[Observati
 
 
 def compaction_records(session: Session) -> tuple[list[dict[str, Any]], list[ObservationGap]]:
-    """One `context_compaction` per compaction the rollout records; Codex writes no call ids, token counts or trigger."""
+    """One `context_compaction` per compaction recorded; Codex writes no call ids, token counts or trigger for it."""
     records: list[dict[str, Any]] = []
     gaps: list[ObservationGap] = []
     owner = session.session_id
