@@ -143,7 +143,7 @@ def _summary(
             "sessions": len(sessions),
             "turns_completed": sum(session.turns_completed for session in sessions.values()),
             "turns_aborted": sum(session.turns_aborted for session in sessions.values()),
-            "turn_errors": sum(session.turns_failed for session in sessions.values()),
+            "turns_failed": sum(session.turns_failed for session in sessions.values()),
         },
     )
 

@@ -164,6 +164,7 @@ def _event(session: Session, payload: dict[str, Any], at: float | None, pending:
     kind = text(payload.get("type"))
     if kind in _STARTED:
         session.turns_started += 1
+        session.turn_failed = False
     elif kind in _COMPLETED or kind == "turn_aborted":
         if kind == "turn_aborted":
             session.turns_aborted += 1
@@ -172,8 +173,9 @@ def _event(session: Session, payload: dict[str, Any], at: float | None, pending:
         duration = finite(payload.get("duration_ms"))
         if duration is not None and duration >= 0:
             session.turn_durations_ms.append(duration)
-    elif kind == "error":
+    elif kind == "error" and not session.turn_failed:  # a turn ends on its first fatal error: counted once
         session.turns_failed += 1
+        session.turn_failed = True
     elif kind == "token_count":
         info = obj(payload.get("info"))
         total = obj(info.get("total_token_usage")) if info is not None else None

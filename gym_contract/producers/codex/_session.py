@@ -54,6 +54,7 @@ class Session:
     turns_completed: int = 0
     turns_aborted: int = 0
     turns_failed: int = 0
+    turn_failed: bool = False  # the current turn has had its fatal error
     turn_durations_ms: list[float] = field(default_factory=list)
     first_at: float | None = None
     last_at: float | None = None
