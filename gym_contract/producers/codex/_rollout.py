@@ -77,24 +77,23 @@ def _response_item(
     owner = session.session_id
     if kind in _NOT_MODEL_VISIBLE:
         return
-    item = _conversation_item(session, line, payload, kind)
-    if item is None:
-        return
-    session.conversation.append(item)
     call_id = nonempty(payload.get("call_id"))
+    if call_id is None and (kind in _CALLS or kind in _OUTPUTS):
+        # Neither the conversation (which pairs calls by id) nor the tool records can hold it.
+        session.gaps.append(gap("tool_call_id_missing" if kind in _CALLS else "tool_result_id_missing", owner))
+        return
+    item = _conversation_item(session, line, payload, kind)
+    if item is not None:
+        session.conversation.append(item)
+    if call_id is None:
+        return
     if kind in _CALLS:
-        if call_id is None:
-            session.gaps.append(gap("tool_call_id_missing", owner))
-            return
         tool = session.tool(call_id)
         tool.name = nonempty(payload.get("name")) or _CALLS[kind]
         tool.starts.append(at)
         if tool.name == SPAWN_TOOL:
             spawns[call_id] = owner
     elif kind in _OUTPUTS:
-        if call_id is None:
-            session.gaps.append(gap("tool_result_id_missing", owner))
-            return
         output = payload.get("output")
         session.tool(call_id).outputs.append((at, _output_status(output)))
         child = _spawned_child(output) if call_id in spawns else None
