@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -162,3 +163,12 @@ def test_the_outcome_command_reads_both_forms() -> None:
     status, out, err = run_in_process("outcome", "codex", str(REPO / "examples" / "policy.json"))
     assert (status, out) == (2, "")
     assert "Codex" in err
+
+
+def test_the_guide_lists_exactly_the_gaps_the_registry_has_for_codex() -> None:
+    guide = (REPO / "docs" / "guides" / "codex.md").read_text()
+    section = guide.split("## The gaps it reports", 1)[1].split("\n## ", 1)[0]
+    listed = set(re.findall(r"\[`([a-z_]+)`\]\(\.\./reference/gap-codes\.md#\1\)", section))
+    registry = json.loads((REPO / "schemas" / "v1" / "gap_codes.json").read_text())["codes"]
+
+    assert listed == {entry["code"] for entry in registry if "codex" in entry["emitted_by"]}
