@@ -197,3 +197,24 @@ def test_the_cli_exits_2_for_a_path_that_is_not_there(tmp_path: Path) -> None:
 
     assert (status, out) == (2, "")
     assert "cannot read" in err
+
+
+def test_an_executor_duration_the_call_lines_refute_or_no_float_holds_is_not_taken(tmp_path: Path) -> None:
+    def end(call_id: str, secs: int) -> dict[str, Any]:
+        duration = {"secs": secs, "nanos": 0}
+        return line("event_msg", {"type": "exec_command_end", "call_id": call_id, "exit_code": 0, "duration": duration})
+
+    path = write(
+        tmp_path / "r.jsonl",
+        meta("s"),
+        call("long", "2026-05-11T08:00:00.500Z"),
+        end("long", 3600),
+        call("huge", "2026-05-11T08:00:00.500Z"),
+        end("huge", 10**400),
+    )
+
+    found = document(path)
+    records = tools(found)
+
+    assert records["long"]["duration_ms"] == records["huge"]["duration_ms"] == 500.0
+    assert ("tool_timing_invalid", "long") in gaps(found)

@@ -234,6 +234,8 @@ def _duration_ms(value: Any) -> float | None:
     if fields is None:
         return None
     secs, nanos = count(fields.get("secs")), count(fields.get("nanos"))
-    if secs is None or nanos is None:
+    seconds = finite(secs) if secs is not None else None
+    fraction = finite(nanos) if nanos is not None else None
+    if seconds is None or fraction is None:
         return None
-    return finite(round(secs * 1000 + nanos / 1_000_000, 6))
+    return finite(round(seconds * 1000 + fraction / 1_000_000, 6))

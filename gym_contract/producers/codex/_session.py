@@ -99,10 +99,18 @@ def tool_records(session: Session) -> tuple[list[dict[str, Any]], list[Observati
         duration: float | None = None
         if tool.timeless:
             gaps.append(gap("tool_timing_unavailable", owner, call_id))
-        elif end is not None and end.at is not None and end.duration_ms is not None:
+        elif (
+            end is not None
+            and end.at is not None
+            and end.duration_ms is not None
+            and _fits(end.at, end.duration_ms, started)
+        ):
             # The executor timed the process itself: its start is the end, less that duration.
             duration, started = end.duration_ms, end.at - end.duration_ms / 1000
         else:
+            if end is not None and end.duration_ms is not None:
+                # A duration longer than the time since the call was made cannot be the call's.
+                gaps.append(gap("tool_timing_invalid", owner, call_id))
             if not tool.starts:
                 gaps.append(gap("tool_start_missing", owner, call_id))
             elif started is None:
@@ -139,6 +147,16 @@ def tool_records(session: Session) -> tuple[list[dict[str, Any]], list[Observati
             }
         )
     return records, gaps
+
+
+_CLOCK_SLACK_S = 1.0
+"""How much earlier than the call's own line the executor may place the process start: the two clocks differ."""
+
+
+def _fits(ended_at: float, duration_ms: float, called_at: float | None) -> bool:
+    """Whether the executor's start (the end, less its duration) is a time, and not before the call was made."""
+    start = finite(ended_at - duration_ms / 1000)
+    return start is not None and (called_at is None or start >= called_at - _CLOCK_SLACK_S)
 
 
 def compaction_records(session: Session) -> tuple[list[dict[str, Any]], list[ObservationGap]]:
