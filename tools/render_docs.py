@@ -13,9 +13,9 @@ The name after `GENERATED` says what fills the block:
     schema-index          every bundled schema and named fragment, with its $id
     gap-codes             schemas/v1/gap_codes.json, one anchor per code
     criteria-gaps         the same registry, by the capability criteria (C1-C7) each gap weakens
-    producer-capability   the capability each registered producer declares (gym_contract.producers)
-    producer-capability:<harness>  the same, for one producer
-    producer-gaps:<harness>        the gap codes the registry lists for one producer (emitted_by)
+    producer-capability   the capability each registered producer declares (gym_contract.producers);
+                          producer-capability:<harness> that of one producer, for its own page
+    producer-gaps:<harness>  the gap codes the registry lists for one producer (emitted_by)
     errors                gym_contract.diagnostics.CODES, one anchor per code, each with its example
                           input from docs/examples/errors/ run through the command line
     cli                   the command's argparse parser (gym_contract.cli.build_parser())
@@ -101,12 +101,12 @@ def renderer(name: str) -> Renderer:
         return lambda page, arg, docs: render_schema(page, arg)
     if kind == "assert-valid" and argument:
         return lambda page, arg, docs: render_assert_valid(page, arg, docs)
-    if kind == "console" and argument:
-        return lambda page, arg, docs: render_console(page, arg)
     if kind == "producer-capability" and argument:
         return lambda page, arg, docs: render_producer_capability(page, arg)
     if kind == "producer-gaps" and argument:
         return lambda page, arg, docs: render_producer_gaps(page, arg)
+    if kind == "console" and argument:
+        return lambda page, arg, docs: render_console(page, arg)
     if kind == "errors" and not argument:
         return lambda page, arg, docs: render_errors(page, docs)
     if kind in simple and not argument:

@@ -9,6 +9,7 @@ from typing import Any
 
 import orjson
 
+from gym_contract.producers.codex._read import form_of as _codex_form
 from gym_contract.reading._json_parsing import loads
 
 
@@ -28,6 +29,11 @@ PI_ARTIFACT = (
     "a Pi session file or `pi --mode json` output",
     'a JSON object with a type (session, message, message_end …), or a {"t", "line"} receipt wrapper',
     lambda event: isinstance(event.get("type"), str) or set(event) == {"t", "line"},
+)
+CODEX_EVENTS = (
+    "Codex rollout file or `codex exec --json` output",
+    "a rollout line ({timestamp, type, payload}) or an exec event (thread.started, turn.*, item.*, error)",
+    lambda event: _codex_form(event) is not None,
 )
 OPENCODE_EVENTS = (
     "`opencode run --format json` output",

@@ -25,7 +25,11 @@ __all__ = [
     "producers",
 ]
 
-_MODULES: Final = {"claude-code": "gym_contract.producers.claude_code", "pi": "gym_contract.producers.pi"}
+_MODULES: Final = {
+    "claude-code": "gym_contract.producers.claude_code",
+    "codex": "gym_contract.producers.codex",
+    "pi": "gym_contract.producers.pi",
+}
 """Harness name → the package whose ``PRODUCER`` it is; imported only when asked for."""
 
 

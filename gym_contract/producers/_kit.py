@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -25,7 +26,9 @@ __all__ = [
     "RunSummary",
     "gap",
     "numbered_lines",
+    "resolved",
     "timestamp",
+    "within",
 ]
 
 Verdict = Literal["V", "O", "X"]
@@ -232,3 +235,21 @@ def numbered_lines(handle: Any, max_line_bytes: int) -> Iterator[tuple[int, byte
             yield number, None
             continue
         yield number, chunk
+
+
+def resolved(folder: Path) -> Path | None:
+    """The path with its links followed; None when it cannot be (a loop, an unreadable folder)."""
+    try:
+        return folder.resolve()
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop, before Python 3.13
+        return None
+
+
+def within(path: Path, folder: Path | None) -> bool:
+    """Whether ``path``, its links followed, stays in ``folder``: a file linked from elsewhere is not read.
+
+    The run's files may be written by the agent itself; a link to a file of the host would otherwise
+    carry that file into the observations.
+    """
+    followed = resolved(path)
+    return folder is not None and followed is not None and followed.is_relative_to(folder)

@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 
 from gym_contract.models import ObservationGap
-from gym_contract.producers._kit import MAX_LINE_BYTES, gap, numbered_lines
+from gym_contract.producers._kit import MAX_LINE_BYTES, gap, numbered_lines, resolved, within
 from gym_contract.reading._json_parsing import loads
 
 
@@ -51,10 +51,10 @@ def read_transcripts(config_dir: str | os.PathLike[str], max_line_bytes: int = M
     except OSError:
         read.gaps.append(gap("transcript_dir_unreadable"))
         return read
-    inside = _resolved(projects)
+    inside = resolved(projects)
     for path in files:
         name = path.relative_to(projects).as_posix()
-        if not _within(path, inside):
+        if not within(path, inside):
             read.gaps.append(gap("transcript_unreadable", detail=name))
             continue
         try:
@@ -77,7 +77,7 @@ def _sidecar_files(root: Path) -> Iterator[Path]:
 
 def _take_sidecar(read: TranscriptRead, projects: Path, path: Path) -> None:
     name = path.relative_to(projects).as_posix()
-    if not _within(path, _resolved(projects)):
+    if not within(path, resolved(projects)):
         read.gaps.append(gap("transcript_unreadable", detail=name))
         return
     try:
@@ -92,23 +92,6 @@ def _take_sidecar(read: TranscriptRead, projects: Path, path: Path) -> None:
         read.gaps.append(gap("invalid_transcript_record", detail=f"{name}:1"))
         return
     read.sidecars[path.name.removeprefix("agent-").removesuffix(".meta.json")] = sidecar
-
-
-def _resolved(folder: Path) -> Path | None:
-    try:
-        return folder.resolve()
-    except (OSError, RuntimeError):  # RuntimeError: a symlink loop, before Python 3.13
-        return None
-
-
-def _within(path: Path, folder: Path | None) -> bool:
-    """Whether ``path``, its links followed, stays in ``folder``: a transcript linked from elsewhere is not read.
-
-    The run's files may be written by the agent itself; a link to a file of the host would otherwise
-    carry that file into the observations.
-    """
-    resolved = _resolved(path)
-    return folder is not None and resolved is not None and resolved.is_relative_to(folder)
 
 
 def _jsonl_files(root: Path) -> Iterator[Path]:
