@@ -25,7 +25,10 @@ __all__ = [
     "producers",
 ]
 
-_MODULES: Final = {"claude-code": "gym_contract.producers.claude_code"}
+_MODULES: Final = {
+    "claude-code": "gym_contract.producers.claude_code",
+    "opencode": "gym_contract.producers.opencode",
+}
 """Harness name → the package whose ``PRODUCER`` it is; imported only when asked for."""
 
 
