@@ -117,10 +117,19 @@ def write_database(path: Path, exports: list[dict[str, Any]]) -> Path:
                     (record["id"], info["id"], created, created, json.dumps(data)),
                 )
                 for part in message["parts"]:
-                    stripped = {key: value for key, value in part.items() if key not in ("id", "sessionID", "messageID")}
+                    stripped = {
+                        key: value for key, value in part.items() if key not in ("id", "sessionID", "messageID")
+                    }
                     connection.execute(
                         "insert into part values (?, ?, ?, ?, ?, ?)",
-                        (part["id"], record["id"], part.get("sessionID", info["id"]), created, created, json.dumps(stripped)),
+                        (
+                            part["id"],
+                            record["id"],
+                            part.get("sessionID", info["id"]),
+                            created,
+                            created,
+                            json.dumps(stripped),
+                        ),
                     )
         connection.commit()
     finally:
@@ -143,5 +152,7 @@ def exports_of(folder: Path) -> list[dict[str, Any]]:
             record = json.loads(message_file.read_text())
             parts = [json.loads(p.read_text()) for p in sorted((folder / "part" / record["id"]).glob("*.json"))]
             messages.append({"info": record, "parts": parts})
-        exports.append({"info": info, "messages": sorted(messages, key=lambda m: (_created(m["info"]), m["info"]["id"]))})
+        exports.append(
+            {"info": info, "messages": sorted(messages, key=lambda m: (_created(m["info"]), m["info"]["id"]))}
+        )
     return exports

@@ -79,7 +79,10 @@ def test_a_database_of_another_schema_names_the_missing_table(tmp_path: Path) ->
 
     assert [record["invocation_id"] for record in bundle["records"]] == ["ses_1"]
     details = [gap["detail"] for gap in gaps if gap["code"] == "agent_artifact_unavailable"]
-    assert details == ["opencode.db table message: no such table: message", "opencode.db table part: no such table: part"]
+    assert details == [
+        "opencode.db table message: no such table: message",
+        "opencode.db table part: no such table: part",
+    ]
 
 
 def test_a_locked_database_is_a_gap_not_a_wait(tmp_path: Path) -> None:
@@ -93,7 +96,9 @@ def test_a_locked_database_is_a_gap_not_a_wait(tmp_path: Path) -> None:
     finally:
         writer.rollback()
         writer.close()
-    assert [gap["detail"] for gap in gaps if gap["code"] == "agent_artifact_unavailable"][0].endswith("database is locked")
+    assert next(gap["detail"] for gap in gaps if gap["code"] == "agent_artifact_unavailable").endswith(
+        "database is locked"
+    )
 
 
 def test_the_database_is_never_written(tmp_path: Path) -> None:

@@ -104,7 +104,10 @@ def _summary(store: Store, mapped: Mapped, compactions: int) -> RunSummary:
         subagent_calls=len({(tool.owner, tool.call_id) for tool in mapped.tools if tool.child is not None}),
         compactions=compactions,
         duration_s=_duration_s([message for message in store.messages if message.session_id in roots]),
-        **tokens,
+        input_tokens=tokens["input_tokens"],
+        output_tokens=tokens["output_tokens"],
+        cached_tokens=tokens["cached_tokens"],
+        reasoning_tokens=tokens["reasoning_tokens"],
     )
 
 
@@ -140,7 +143,8 @@ def _tokens(messages: Any) -> dict[str, int | None]:
         if message.info.get("role") != "assistant":
             continue
         steps = [obj(part.data.get("tokens")) for part in message.parts if part.data.get("type") == "step-finish"]
-        usages = [usage for usage in steps if usage is not None] or [obj(message.info.get("tokens"))]
+        usages: list[dict[str, Any] | None] = [usage for usage in steps if usage is not None]
+        usages = usages or [obj(message.info.get("tokens"))]
         for usage in usages:
             counted = _usage(usage)
             if counted is None:

@@ -214,7 +214,8 @@ def _read_database(path: Path) -> Store:
         if session_id is None:
             store.gaps.append(gap("agent_artifact_record_unparseable", detail="session row without an id"))
             continue
-        info = {"id": session_id, "parentID": text(row.get("parent_id")), "version": text(row.get("version"))}
+        info: dict[str, Any] = {"id": session_id, "parentID": text(row.get("parent_id"))}
+        info["version"] = text(row.get("version"))
         info["time"] = {"created": row.get("time_created"), "updated": row.get("time_updated")}
         store.sessions.append(Session(session_id, nonempty(row.get("parent_id")), info))
     by_id: dict[str, Message] = {}
@@ -232,16 +233,16 @@ def _read_database(path: Path) -> Store:
         if part_id is None or data is None:
             store.gaps.append(gap("agent_artifact_record_unparseable", detail=part_id or "part row"))
             continue
-        message = by_id.get(text(row.get("message_id")) or "")
-        owner = text(row.get("session_id")) or (message.session_id if message is not None else None)
+        holder = by_id.get(text(row.get("message_id")) or "")
+        owner = text(row.get("session_id")) or (holder.session_id if holder is not None else None)
         merged = {**data, "id": part_id, "sessionID": owner, "messageID": text(row.get("message_id"))}
-        _attach(store, message, Part(part_id, owner, merged))
+        _attach(store, holder, Part(part_id, owner, merged))
     return store
 
 
 def _rows(connection: sqlite3.Connection, table: str, order: str, store: Store, path: Path) -> list[dict[str, Any]]:
     try:
-        cursor = connection.execute(f"select * from {table} order by {order}")  # noqa: S608 - fixed names only
+        cursor = connection.execute(f"select * from {table} order by {order}")
         return [dict(row) for row in cursor]
     except sqlite3.Error as error:  # locked, damaged, not OpenCode's schema
         store.gaps.append(gap("agent_artifact_unavailable", detail=f"{path.name} table {table}: {error}"))
@@ -294,9 +295,9 @@ def _read_storage(folder: Path, root: Path) -> Store:
     for owner_dir, name, record in sorted(records["part"], key=lambda found: nonempty(found[2].get("id")) or found[1]):
         part_id = nonempty(record.get("id")) or name
         message_id = nonempty(record.get("messageID")) or owner_dir
-        message = by_id.get(message_id)
-        owner = nonempty(record.get("sessionID")) or (message.session_id if message is not None else None)
-        _attach(store, message, Part(part_id, owner, {**record, "id": part_id, "messageID": message_id}))
+        holder = by_id.get(message_id)
+        owner = nonempty(record.get("sessionID")) or (holder.session_id if holder is not None else None)
+        _attach(store, holder, Part(part_id, owner, {**record, "id": part_id, "messageID": message_id}))
     return store
 
 

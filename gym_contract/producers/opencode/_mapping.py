@@ -79,8 +79,8 @@ def map_store(store: Store) -> Mapped:
                 _reasoning(mapped, owner, message, part)
             elif kind == "tool" and message.info.get("role") == "assistant":
                 _tool(mapped, owner, message, part)
-    for owner, message, part in compaction_parts:
-        _compaction(mapped, owner, message, part, summaries.get(message.message_id, []), summary_text)
+    for owner, message, compaction in compaction_parts:
+        _compaction(mapped, owner, message, compaction, summaries.get(message.message_id, []), summary_text)
     return mapped
 
 
