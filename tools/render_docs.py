@@ -101,6 +101,8 @@ def renderer(name: str) -> Renderer:
         return lambda page, arg, docs: render_assert_valid(page, arg, docs)
     if kind == "console" and argument:
         return lambda page, arg, docs: render_console(page, arg)
+    if kind == "producer-capability" and argument:
+        return lambda page, arg, docs: render_producer_capability(page, arg)
     if kind == "errors" and not argument:
         return lambda page, arg, docs: render_errors(page, docs)
     if kind in simple and not argument:

@@ -8,12 +8,16 @@ from gym_contract.producers import producers
 from .markdown import cell, link, prose
 
 
-def render_producer_capability(page: str) -> str:
-    """One row per registered producer: the verdict it declares on C1–C7, then the reason for each."""
-    lines = ["| producer | " + " | ".join(f"[{c}](#{c})" for c in CRITERIA) + " |", "|---|" + "---|" * len(CRITERIA)]
+def render_producer_capability(page: str, harness: str = "") -> str:
+    """One row per registered producer (or only ``harness``'s): the verdict it declares on C1–C7, then each reason."""
+    header = " | ".join(f"[{c}]({link(page, f'reference/criteria.md#{c}')})" for c in CRITERIA)
+    lines = ["| producer | " + header + " |", "|---|" + "---|" * len(CRITERIA)]
     reasons: list[str] = []
     for declared in producers():
-        name = f"[`{declared.source}`]({link(page, declared.docs)})" if declared.docs else f"`{declared.source}`"
+        if harness and declared.name != harness:
+            continue
+        linked = declared.docs and declared.docs != page  # a producer's own page does not link to itself
+        name = f"[`{declared.source}`]({link(page, declared.docs)})" if linked else f"`{declared.source}`"
         verdicts = " | ".join(declared.capability[criterion].verdict for criterion in CRITERIA)
         lines.append(f"| {name} (`observe {declared.name}`) | {verdicts} |")
         reasons.append(f"- `{declared.source}`:")
