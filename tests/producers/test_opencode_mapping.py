@@ -270,3 +270,24 @@ def test_a_data_folder_is_found_under_xdg_data_home_and_a_link_out_is_not_follow
     assert linked["records"] == []
     assert codes(linked)[0][0] == "agent_artifact_unavailable"
     assert records(bundle(data / "opencode.db"), "tool_call")  # a file named on the command line is read where it leads
+
+
+def test_a_pipe_is_never_opened_as_an_artifact(tmp_path: Path) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "export.json")
+    storage = tmp_path / "data" / "storage"
+    for folder in ("session/global", "message/ses_1", "part/msg_1"):
+        (storage / folder).mkdir(parents=True)
+    os.mkfifo(storage / "session" / "global" / "ses_1.json")
+
+    assert codes(bundle(tmp_path / "export.json"))[0] == (
+        "agent_artifact_unavailable",
+        None,
+        "export.json: not a readable file",
+    )
+    assert codes(bundle(tmp_path / "data"))[0] == (
+        "agent_artifact_record_unparseable",
+        None,
+        "session/global/ses_1.json: not a regular file",
+    )

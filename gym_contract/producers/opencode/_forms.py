@@ -15,8 +15,8 @@ from gym_contract.reading._json_parsing import loads
 
 __all__ = ["Message", "Part", "Session", "Store", "export_document", "gap", "read_store"]
 
-MAX_FILE_BYTES: Final = 64 * 1024 * 1024
-"""A storage file or export larger than this is reported, never read whole."""
+MAX_FILE_BYTES: Final = 256 * 1024 * 1024
+"""An export or storage file larger than this is reported, never read whole."""
 SQLITE_MAGIC: Final = b"SQLite format 3\x00"
 _STORAGE_KINDS: Final = ("session", "message", "part")
 
@@ -68,9 +68,10 @@ def read_store(path: str | os.PathLike[str]) -> Store:
             return Store(gaps=[gap("agent_artifact_unavailable", detail="no opencode.db, storage/ or export found")])
         kind, target = found
         return _read_database(target) if kind == "sqlite" else _read_storage(target, where)
-    head = _head(where)
+    # A pipe or a device would block or never end: only a regular file is opened.
+    head = _head(where) if where.is_file() else None
     if head is None:
-        return Store(gaps=[gap("agent_artifact_unavailable", detail=f"{where.name}: cannot be read")])
+        return Store(gaps=[gap("agent_artifact_unavailable", detail=f"{where.name}: not a readable file")])
     if head.startswith(SQLITE_MAGIC):
         return _read_database(where)
     return _read_export(where)
@@ -114,7 +115,7 @@ def _in_folder(folder: Path) -> tuple[str, Path] | None:
             return "storage", candidate
         for name in _database_names(candidate):
             database = candidate / name
-            if _within(database, root) and (_head(database) or b"").startswith(SQLITE_MAGIC):
+            if _within(database, root) and database.is_file() and (_head(database) or b"").startswith(SQLITE_MAGIC):
                 return "sqlite", database
         if _is_storage(candidate / "storage") and _within(candidate / "storage", root):
             return "storage", candidate / "storage"
@@ -319,6 +320,9 @@ def _records(folder: Path, kind: str, inside: Path | None, store: Store) -> Iter
             where = f"{kind}/{owner.name}/{entry.name}"
             if not _within(entry, inside):
                 store.gaps.append(gap("agent_artifact_record_unparseable", detail=f"{where}: links outside the input"))
+                continue
+            if not entry.is_file():
+                store.gaps.append(gap("agent_artifact_record_unparseable", detail=f"{where}: not a regular file"))
                 continue
             record, problem = _read_json(entry)
             if problem is not None or not isinstance(record, dict):
