@@ -108,3 +108,27 @@ def test_the_database_is_never_written(tmp_path: Path) -> None:
         observed_bytes(OPENCODE, path, options, {})
         assert (database.read_bytes(), database.stat().st_mtime_ns) == (before, stamp)
         assert sorted(item.name for item in path.iterdir()) == ["opencode.db"]
+
+
+def test_a_schema_or_a_value_that_is_not_utf8_is_a_gap(tmp_path: Path) -> None:
+    path = tmp_path / "opencode.db"
+    connection = sqlite3.connect(path)
+    connection.execute("create table session (id text, parent_id text, time_created integer)")
+    connection.execute("create table message (id text, session_id text, time_created integer, data text)")
+    connection.execute("insert into session values ('ses_1', null, 1)")
+    # A message whose id is not text, then a table whose column name is not: as a damaged file has them.
+    connection.execute("insert into message values (cast(x'ff' as text), 'ses_1', 1, '{}')")
+    connection.execute("create table part (id text, message_id text, session_id text, time_created integer, data text)")
+    connection.execute("pragma writable_schema = 1")
+    broken = b"create table part (id text, message_id text, session_id text, time_created integer, data text, \xff int)"
+    connection.execute("update sqlite_master set sql = cast(? as text) where name = 'part'", (broken,))
+    connection.commit()
+    connection.close()
+
+    bundle = _observe(path)["ng_agent_observations"]
+
+    assert [record["invocation_id"] for record in bundle["records"]] == ["ses_1"]
+    assert [(gap["code"], gap["detail"]) for gap in bundle["gaps"]][:2] == [
+        ("agent_artifact_unavailable", "opencode.db table part: not UTF-8"),
+        ("agent_artifact_record_unparseable", "message row"),
+    ]

@@ -71,7 +71,7 @@ def read_store(path: str | os.PathLike[str]) -> Store:
     # A pipe or a device would block or never end: only a regular file is opened.
     head = _head(where) if where.is_file() else None
     if head is None:
-        return Store(gaps=[gap("agent_artifact_unavailable", detail=f"{where.name}: not a readable file")])
+        return Store(gaps=[gap("agent_artifact_unavailable", detail=f"{_readable(where.name)}: not a readable file")])
     if head.startswith(SQLITE_MAGIC):
         return _read_database(where)
     return _read_export(where)
@@ -156,7 +156,7 @@ def _read_export(path: Path) -> Store:
     document, problem = _read_json(path)
     if problem is not None or not isinstance(document, dict):
         why = problem or "not an object"
-        store.gaps.append(gap("agent_artifact_unavailable", detail=f"{path.name}: {why}"))
+        store.gaps.append(gap("agent_artifact_unavailable", detail=f"{_readable(path.name)}: {why}"))
         return store
     info = obj(document.get("info"))
     session_id = nonempty(info.get("id")) if info is not None else None
@@ -201,10 +201,11 @@ def _read_database(path: Path) -> Store:
     try:
         connection = sqlite3.connect(uri, uri=True, timeout=2)
     except sqlite3.Error as error:
-        store.gaps.append(gap("agent_artifact_unavailable", detail=f"{path.name}: {error}"))
+        store.gaps.append(gap("agent_artifact_unavailable", detail=f"{_readable(path.name)}: {error}"))
         return store
     try:
         connection.row_factory = sqlite3.Row
+        connection.text_factory = _text_or_bytes
         sessions = _rows(connection, "session", "time_created, id", store, path)
         messages = _rows(connection, "message", "time_created, id", store, path)
         parts = _rows(connection, "part", "time_created, id", store, path)
@@ -246,8 +247,19 @@ def _rows(connection: sqlite3.Connection, table: str, order: str, store: Store, 
         cursor = connection.execute(f"select * from {table} order by {order}")
         return [dict(row) for row in cursor]
     except sqlite3.Error as error:  # locked, damaged, not OpenCode's schema
-        store.gaps.append(gap("agent_artifact_unavailable", detail=f"{path.name} table {table}: {error}"))
+        store.gaps.append(gap("agent_artifact_unavailable", detail=f"{_readable(path.name)} table {table}: {error}"))
         return []
+    except UnicodeDecodeError:  # a damaged schema: its column names, or SQLite's message about them, are not text
+        store.gaps.append(gap("agent_artifact_unavailable", detail=f"{_readable(path.name)} table {table}: not UTF-8"))
+        return []
+
+
+def _text_or_bytes(raw: bytes) -> str | bytes:
+    """A TEXT value as a string; one that is not UTF-8 stays bytes, which no id or `data` reader takes."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
 
 
 def _data(value: Any) -> dict[str, Any] | None:
@@ -317,7 +329,7 @@ def _records(folder: Path, kind: str, inside: Path | None, store: Store) -> Iter
         for entry in _entries(owner):
             if not entry.name.endswith(".json") or entry.is_dir():
                 continue
-            where = f"{kind}/{owner.name}/{entry.name}"
+            where = _readable(f"{kind}/{owner.name}/{entry.name}")
             if not _within(entry, inside):
                 store.gaps.append(gap("agent_artifact_record_unparseable", detail=f"{where}: links outside the input"))
                 continue
@@ -328,7 +340,12 @@ def _records(folder: Path, kind: str, inside: Path | None, store: Store) -> Iter
             if problem is not None or not isinstance(record, dict):
                 store.gaps.append(gap("agent_artifact_record_unparseable", detail=f"{where}: {problem or 'no object'}"))
                 continue
-            yield owner.name, entry.name.removesuffix(".json"), record
+            yield _readable(owner.name), _readable(entry.name.removesuffix(".json")), record
+
+
+def _readable(name: str) -> str:
+    """A file name as text JSON can hold: bytes that were not UTF-8 shown as U+FFFD."""
+    return os.fsencode(name).decode("utf-8", "replace")
 
 
 def _entries(folder: Path) -> list[Path]:
