@@ -54,7 +54,14 @@ if TYPE_CHECKING:
         TrajectoryToolCall,
         TrajectoryTurn,
     )
-    from gym_contract.outcome import Decision, Policy, classify_claude_code, classify_opencode, decide
+    from gym_contract.outcome import (
+        Decision,
+        Policy,
+        classify_claude_code,
+        classify_codex,
+        classify_opencode,
+        decide,
+    )
     from gym_contract.producers.claude_code import ClaudeCodeRun
     from gym_contract.projection import attach_trajectory, build_trajectory, project
     from gym_contract.report import Report
@@ -117,7 +124,8 @@ _SOURCES: dict[str, str] = {
         "gym_contract.models",
     ),
     **dict.fromkeys(
-        ("Decision", "Policy", "classify_claude_code", "classify_opencode", "decide"), "gym_contract.outcome"
+        ("Decision", "Policy", "classify_claude_code", "classify_codex", "classify_opencode", "decide"),
+        "gym_contract.outcome",
     ),
     **dict.fromkeys(("ClaudeCodeRun",), "gym_contract.producers.claude_code"),
     **dict.fromkeys(("attach_trajectory", "build_trajectory", "project"), "gym_contract.projection"),
@@ -204,6 +212,7 @@ __all__ = [
     "chain",
     "check_files",
     "classify_claude_code",
+    "classify_codex",
     "classify_opencode",
     "collect",
     "conversation_digest",

@@ -17,8 +17,9 @@ from typing import Any
 
 from gym_contract._json_writing import SHORT_INT_BITS, integer_text, nested_text
 from gym_contract._limits import ORJSON_WRITES, nests_within
+from gym_contract._values import NumberText
 
-__all__ = ["REPR_LEVELS", "python_repr", "python_str", "repr_safe", "written_iteratively"]
+__all__ = ["REPR_LEVELS", "exact_repr", "python_repr", "python_str", "repr_safe", "written_iteratively"]
 
 REPR_LEVELS = ORJSON_WRITES
 """Levels of nesting `repr` may recurse through in a `repr_safe` view: as many as orjson writes, so
@@ -50,6 +51,23 @@ def _repr_leaf(value: Any) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         return integer_text(value)
     return repr(value)  # not a JSON value either: whatever it says of itself
+
+
+def exact_repr(value: Any) -> str:
+    """`python_repr`, except that a number Python cannot hold (`NumberText`) is written whole, not shortened
+    for a message: text that keeps apart any two values it is given, for an export or an identity."""
+    return nested_text(
+        value,
+        is_object=_repr_as_dict,
+        is_array=_repr_as_list,
+        leaf=_exact_leaf,
+        string=str.__repr__,
+        key_text=exact_repr,
+    )
+
+
+def _exact_leaf(value: Any) -> str:
+    return value.text if isinstance(value, NumberText) else _repr_leaf(value)
 
 
 def python_str(value: Any) -> str:

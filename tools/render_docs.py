@@ -13,7 +13,8 @@ The name after `GENERATED` says what fills the block:
     schema-index          every bundled schema and named fragment, with its $id
     gap-codes             schemas/v1/gap_codes.json, one anchor per code
     criteria-gaps         the same registry, by the capability criteria (C1-C7) each gap weakens
-    producer-capability   the capability each registered producer declares (gym_contract.producers)
+    producer-capability   the capability each registered producer declares (gym_contract.producers);
+                          producer-capability:<harness> that of one producer, for its own page
     errors                gym_contract.diagnostics.CODES, one anchor per code, each with its example
                           input from docs/examples/errors/ run through the command line
     cli                   the command's argparse parser (gym_contract.cli.build_parser())
@@ -99,10 +100,10 @@ def renderer(name: str) -> Renderer:
         return lambda page, arg, docs: render_schema(page, arg)
     if kind == "assert-valid" and argument:
         return lambda page, arg, docs: render_assert_valid(page, arg, docs)
-    if kind == "console" and argument:
-        return lambda page, arg, docs: render_console(page, arg)
     if kind == "producer-capability" and argument:
         return lambda page, arg, docs: render_producer_capability(page, arg)
+    if kind == "console" and argument:
+        return lambda page, arg, docs: render_console(page, arg)
     if kind == "errors" and not argument:
         return lambda page, arg, docs: render_errors(page, docs)
     if kind in simple and not argument:

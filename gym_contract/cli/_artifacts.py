@@ -9,6 +9,7 @@ from typing import Any
 
 import orjson
 
+from gym_contract.producers.codex._read import form_of as _codex_form
 from gym_contract.reading._json_parsing import loads
 
 
@@ -23,6 +24,11 @@ CLAUDE_CODE_STREAM = (
     "Claude Code stream-json output",
     "a JSON object whose type is system, assistant, user, result or stream_event",
     lambda event: isinstance(kind := event.get("type"), str) and kind in _CLAUDE_CODE_EVENT_TYPES,
+)
+CODEX_EVENTS = (
+    "Codex rollout file or `codex exec --json` output",
+    "a rollout line ({timestamp, type, payload}) or an exec event (thread.started, turn.*, item.*, error)",
+    lambda event: _codex_form(event) is not None,
 )
 OPENCODE_EVENTS = (
     "`opencode run --format json` output",

@@ -73,6 +73,14 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "gym-contract observe claude-code examples/claude-code/spotter-v2.1.39"
         " --stream examples/claude-code/spotter-v2.1.39.stream.jsonl --exit-code 0 --model-ref policy",
     ),
+    "observe codex": (
+        "gym-contract observe codex examples/codex/exec-json/exec-run.jsonl --exit-code 0",
+        "gym-contract observe codex examples/codex/localpush-codex-0.104.0",
+    ),
+    "outcome codex": (
+        "gym-contract outcome codex examples/codex/exec-json/exec-run.jsonl --exit-code 0",
+        "cat examples/codex/exec-json/exec-run.jsonl | gym-contract outcome codex - --exit-code 1",
+    ),
     "outcome": (
         "gym-contract outcome opencode examples/reference/opencode-1.17.11-export.json --harness-version 1.17.11",
         "gym-contract outcome claude-code examples/claude-code/spotter-v2.1.39.stream.jsonl --exit-code 0",

@@ -8,6 +8,7 @@ from typing import Any
 from gym_contract._vocabulary import detect_kind
 from gym_contract.cli._artifacts import (
     CLAUDE_CODE_STREAM,
+    CODEX_EVENTS,
     OPENCODE_EVENTS,
     BadInputError,
     harness_lines,
@@ -16,7 +17,7 @@ from gym_contract.cli._artifacts import (
 from gym_contract.cli._common import EXIT_OK, EXIT_USAGE, print_json, say
 from gym_contract.diagnostics import ContractError
 from gym_contract.models import AgentOutcome
-from gym_contract.outcome import Policy, classify_claude_code, classify_opencode, decide
+from gym_contract.outcome import Policy, classify_claude_code, classify_codex, classify_opencode, decide
 
 
 def _outcome_opencode(args: argparse.Namespace) -> int:
@@ -44,6 +45,14 @@ def _outcome_claude_code(args: argparse.Namespace) -> int:
     return _print(run, _outcome_json)
 
 
+def _outcome_codex(args: argparse.Namespace) -> int:
+    def run() -> AgentOutcome:
+        lines = harness_lines(args.events, CODEX_EVENTS)
+        return classify_codex(lines, exit_code=args.exit_code, timed_out=args.timed_out, version=args.harness_version)
+
+    return _print(run, _outcome_json)
+
+
 def _outcome_json(outcome: AgentOutcome) -> dict[str, Any]:
     # Python mode keeps a signal's number that no double holds (NumberText); the writer writes it as read.
     return outcome.model_dump(mode="python")
@@ -55,7 +64,7 @@ def _decide(args: argparse.Namespace) -> int:
         if "ng_agent_outcome" not in record and detect_kind(record) == "rollout":
             raise BadInputError(
                 f"{args.outcome}: the rollout record carries no ng_agent_outcome; make one from the harness's "
-                "artifacts with `gym-contract outcome opencode|claude-code …` or `gym-contract observe claude-code …`"
+                "artifacts with `gym-contract outcome opencode|claude-code|codex …` or `gym-contract observe …`"
             )
         data = record.get("ng_agent_outcome", record)
         if not isinstance(data, dict):

@@ -65,6 +65,13 @@ def register_outcome(commands: Any) -> None:
     _process_arguments(claude, "Claude Code version (default: the init event's claude_code_version)")
     claude.set_defaults(handler=_deferred("gym_contract.cli._outcome", "_outcome_claude_code"))
 
+    codex = harnesses.add_parser(
+        "codex", help="a Codex CLI run: its rollout file (rollout-*.jsonl) or its `codex exec --json` output"
+    )
+    codex.add_argument("events", metavar="EVENTS.jsonl", help="the rollout file or the exec --json output; - for stdin")
+    _process_arguments(codex, "Codex version (default: the rollout's session_meta.cli_version)")
+    codex.set_defaults(handler=_deferred("gym_contract.cli._outcome", "_outcome_codex"))
+
     deciding = commands.add_parser(
         "decide",
         help="decide to grade, retry or exclude a rollout from its ng_agent_outcome",
@@ -161,6 +168,16 @@ def register_observe(commands: Any) -> None:
         "--no-sandbox", action="store_true", help="the agent ran on the host without a sandbox (gap no_sandbox_runtime)"
     )
     claude.set_defaults(handler=_deferred("gym_contract.cli._observe", "_observe_claude_code"))
+    producer_command(
+        harnesses,
+        "codex",
+        help="a Codex CLI run: its rollout file, a directory of rollout files, or its `codex exec --json` output",
+        description="Read a Codex rollout file (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl), every rollout "
+        "file under a directory (a CODEX_HOME: subagent sessions are linked to their parents), or a captured "
+        "`codex exec --json` stdout; the form is told from the content.",
+        path="PATH",
+        path_help="a rollout file, a directory holding rollout files, or an exec --json output",
+    )
 
     producer_command(
         harnesses,

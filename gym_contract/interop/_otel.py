@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from gym_contract._deep_values import python_str
+from gym_contract._deep_values import exact_repr, python_str
 from gym_contract._parent_links import caught_in_cycles
 from gym_contract._values import finite, text
 from gym_contract.interop._view import Evidence, ModelCall, evidence_of
@@ -43,7 +43,7 @@ def _scalar(value: Any) -> dict[str, Any]:
         return {"intValue": str(value)}
     if isinstance(value, float):
         return {"doubleValue": value}
-    return {"stringValue": python_str(value)}
+    return {"stringValue": value if isinstance(value, str) else exact_repr(value)}
 
 
 def _value(value: Any) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from gym_contract._deep_values import python_repr
+from gym_contract._deep_values import exact_repr
 from gym_contract._values import count, finite, obj, objects, text
 from gym_contract._vocabulary import (
     CAPTURE,
@@ -154,7 +154,7 @@ def _captured_call(call: dict[str, Any]) -> ModelCall:
 
 def _gap_key(gap: dict[str, Any]) -> tuple[str, str, str]:
     """A gap's identity (code, invocation, detail), hashable whatever the values are."""
-    return python_repr(gap.get("code")), python_repr(gap.get("invocation_id")), python_repr(gap.get("detail"))
+    return exact_repr(gap.get("code")), exact_repr(gap.get("invocation_id")), exact_repr(gap.get("detail"))
 
 
 def _add_gaps(evidence: Evidence, gaps: list[dict[str, Any]]) -> None:
@@ -171,7 +171,7 @@ def _add_records(evidence: Evidence, records: list[dict[str, Any]]) -> None:
     a second, different report, and is kept aside with the other records, never dropped.
     """
     earlier_invocations = {invocation["invocation_id"] for invocation in evidence.invocations}
-    earlier_tools = {(python_repr(tool.get("invocation_id")), tool.get("tool_call_id")) for tool in evidence.tool_calls}
+    earlier_tools = {(exact_repr(tool.get("invocation_id")), tool.get("tool_call_id")) for tool in evidence.tool_calls}
     invocation_ids: set[str] = set()
     tool_keys: set[tuple[str, str]] = set()
     for record in records:
@@ -185,7 +185,7 @@ def _add_records(evidence: Evidence, records: list[dict[str, Any]]) -> None:
             invocation_ids.add(record["invocation_id"])
             evidence.invocations.append(record)
         elif kind == "tool_call" and isinstance(record.get("tool_call_id"), str):
-            key = (python_repr(record.get("invocation_id")), record["tool_call_id"])
+            key = (exact_repr(record.get("invocation_id")), record["tool_call_id"])
             if key in earlier_tools:
                 continue
             if key in tool_keys:

@@ -32,6 +32,7 @@ from gym_contract.diagnostics import ContractError, Diagnostic
 from gym_contract.models import AgentOutcome
 from gym_contract.outcome._base import MAX_ERROR_MESSAGE, ClaudeCodeError, OpenCodeError
 from gym_contract.outcome._claude_code import CLAUDE_CODE_TESTED_VERSION, classify_claude_code
+from gym_contract.outcome._codex import CODEX_TESTED_VERSION, classify_codex
 from gym_contract.outcome._opencode import OPENCODE_TESTED_VERSION, classify_opencode
 from gym_contract.validation import iter_diagnostics
 
@@ -43,6 +44,7 @@ __all__ = [
     "AGENT_TIMEOUT",
     "CLAUDE_CODE_TESTED_VERSION",
     "CLEANUP_FAILURE",
+    "CODEX_TESTED_VERSION",
     "CONTENT_FILTER",
     "FAILURE_KINDS",
     "INCOMPLETE_KINDS",
@@ -63,6 +65,7 @@ __all__ = [
     "OpenCodeError",
     "Policy",
     "classify_claude_code",
+    "classify_codex",
     "classify_opencode",
     "decide",
 ]

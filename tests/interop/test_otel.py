@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 import json
+import subprocess
+import sys
 from decimal import Decimal
 from typing import Any
 
@@ -150,3 +152,25 @@ def test_an_end_taken_from_a_start_and_a_duration_is_exact_to_the_nanosecond():
         span for span in spans if span["startTimeUnixNano"] == "1788358333100000000" and "execute_tool" in span["name"]
     )
     assert tool["endTimeUnixNano"] == "1788358333600500000"  # not 1788358333600499900
+
+
+def test_a_number_no_double_holds_is_written_whole_in_an_attribute_and_kept_apart_from_its_near_twin(tmp_path):
+    # Two gap details of 5,000 digits (more than Python turns into an int) that share their first and
+    # last digits: shortened, they would read alike, and the spans would say one number for two.
+    near_twins = ["7" * 2500 + middle + "7" * 2499 for middle in ("1", "2")]
+    record = json.loads(json.dumps(EXAMPLE_ROLLOUTS[0]))
+    record["ng_trajectory"]["gaps"] += [
+        {"code": "no_sandbox_runtime", "invocation_id": None, "detail": f"<{index}>"} for index in range(2)
+    ]
+    line = json.dumps(record)
+    for index, number in enumerate(near_twins):
+        line = line.replace(f'"<{index}>"', number)
+    rollouts = tmp_path / "rollouts.jsonl"
+    rollouts.write_text(line + "\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "gym_contract", "export", "otel", str(rollouts)], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    spans = spans_of(parse(json.loads(result.stdout)))
+    details = [attributes(event).get("gap.detail") for span in spans for event in span.events]
+    assert [detail for detail in details if detail in near_twins] == near_twins

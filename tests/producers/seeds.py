@@ -57,6 +57,31 @@ def claude_code() -> Seed:
     return Seed(files, "config", {"stream": "stream.jsonl"})
 
 
+CODEX = REPO / "examples" / "codex"
+CODEX_CASES = REPO / "tests" / "conformance" / "producers" / "codex"
+
+
+@cache
+def codex() -> Seed:
+    """A `CODEX_HOME`-like directory: the shipped real rollout file cut short, the turn of the real one that
+    compacts, and the subagent conformance case's parent and child (no real rollout of a subagent is shipped)."""
+    real = next((CODEX / "codemie-codex-tui-0.125.0").glob("rollout-*.jsonl"))
+    compacting = next((CODEX / "localpush-codex-0.104.0").glob("rollout-*.jsonl"))
+    files = {
+        f"sessions/2026/05/11/{real.name}": _cut(real, 25),
+        f"sessions/2026/02/23/{compacting.name}": _cut(compacting, 30),
+    }
+    # The cut keeps the compaction: its lines sit in the middle of the turn.
+    lines = compacting.read_bytes().splitlines(keepends=True)
+    compaction = [line for line in lines if b'"type":"compacted"' in line or b'"context_compacted"' in line]
+    files[f"sessions/2026/02/23/{compacting.name}"] = b"".join(lines[:30] + compaction + lines[-30:])
+    for path in sorted((CODEX_CASES / "subagent" / "sessions").rglob("*.jsonl")):
+        files[f"sessions/{path.relative_to(CODEX_CASES / 'subagent' / 'sessions').as_posix()}"] = path.read_bytes()
+    assert all(json.loads(line) for content in files.values() for line in content.splitlines())
+    return Seed(files, ".")
+
+
+
 OPENCODE_CASES = REPO / "tests" / "conformance" / "producers" / "opencode"
 
 
@@ -88,7 +113,7 @@ def opencode_export() -> Seed:
     return Seed({"export.json": json.dumps(sandbox_agent_export(), indent=2).encode()}, "export.json")
 
 
-SEEDS: dict[str, Callable[[], Seed]] = {"claude-code": claude_code, "opencode": opencode}
+SEEDS: dict[str, Callable[[], Seed]] = {"claude-code": claude_code, "codex": codex, "opencode": opencode}
 """Harness name (as the registry names it) → its seed."""
 
 OPENCODE_FORMS: dict[str, Callable[[], Seed]] = {

@@ -9,15 +9,15 @@ from .markdown import cell, link, prose
 
 
 def render_producer_capability(page: str, harness: str = "") -> str:
-    """One row per registered producer (or only ``harness``'s): the verdict it declares on C1–C7, then each reason."""
-    header = " | ".join(f"[{c}]({link(page, f'reference/criteria.md#{c}')})" for c in CRITERIA)
-    lines = ["| producer | " + header + " |", "|---|" + "---|" * len(CRITERIA)]
+    """One row per registered producer (or only ``harness``'s): its verdict on C1–C7, then the reason for each."""
+    criteria = " | ".join(f"[{c}]({link(page, f'reference/criteria.md#{c}')})" for c in CRITERIA)
+    lines = [f"| producer | {criteria} |", "|---|" + "---|" * len(CRITERIA)]
     reasons: list[str] = []
     for declared in producers():
         if harness and declared.name != harness:
             continue
-        linked = declared.docs and declared.docs != page  # a producer's own page does not link to itself
-        name = f"[`{declared.source}`]({link(page, declared.docs)})" if linked else f"`{declared.source}`"
+        own = not declared.docs or declared.docs == page
+        name = f"`{declared.source}`" if own else f"[`{declared.source}`]({link(page, declared.docs)})"
         verdicts = " | ".join(declared.capability[criterion].verdict for criterion in CRITERIA)
         lines.append(f"| {name} (`observe {declared.name}`) | {verdicts} |")
         reasons.append(f"- `{declared.source}`:")

@@ -1,0 +1,154 @@
+"""Read Codex rollout files (one, or a directory of them) or an `exec --json` stdout by line; damage becomes gaps."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import orjson
+
+from gym_contract._values import text
+from gym_contract.models import ObservationGap
+from gym_contract.producers.claude_code._files import _lines, _resolved, _within, gap
+from gym_contract.reading._json_parsing import loads
+
+Form = Literal["rollout", "exec"]
+
+ROLLOUT_LINES: Final = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
+EXEC_EVENTS: Final = frozenset(
+    {
+        "thread.started",
+        "turn.started",
+        "turn.completed",
+        "turn.failed",
+        "item.started",
+        "item.updated",
+        "item.completed",
+        "item.plan.delta",
+        "request_user_input",
+        "error",
+    }
+)
+ROLLOUT_FILE_PREFIX: Final = "rollout-"
+
+
+@dataclass(frozen=True)
+class Line:
+    """One parsed line with its place: the file (as the input names it) and its 1-based number."""
+
+    file: str
+    number: int
+    event: dict[str, Any]
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.number}"
+
+
+@dataclass
+class Artifact:
+    """One file read: its lines, in order, and the form they were told to be."""
+
+    file: str
+    form: Form
+    lines: list[Line] = field(default_factory=list)
+
+
+@dataclass
+class Read:
+    """Every Codex artifact found under the input, in path order, and the gaps reading left."""
+
+    artifacts: list[Artifact] = field(default_factory=list)
+    gaps: list[ObservationGap] = field(default_factory=list)
+
+
+def form_of(event: dict[str, Any]) -> Form | None:
+    """The artifact form an event belongs to: a rollout line carries a `payload`, an exec event does not."""
+    kind = text(event.get("type"))
+    if kind in ROLLOUT_LINES and "payload" in event:
+        return "rollout"
+    if kind in EXEC_EVENTS:
+        return "exec"
+    return None
+
+
+def read(path: str | os.PathLike[str], max_line_bytes: int) -> Read:
+    """The Codex artifacts at ``path``: one rollout file or `exec --json` stdout, or a directory of rollout files.
+
+    A directory (a `CODEX_HOME`, its `sessions/`, or any folder) is searched for `rollout-*.jsonl`
+    files at any depth, sorted by their path under it; a file linked from outside the directory is not
+    read. Each file's form is told from its content.
+    """
+    found = Read()
+    root = Path(path)
+    if root.is_dir():
+        try:
+            files = sorted(_rollout_files(root), key=lambda file: file.relative_to(root).as_posix())
+        except OSError:
+            found.gaps.append(gap("transcript_dir_unreadable"))
+            return found
+        inside = _resolved(root)
+        for file in files:
+            name = file.relative_to(root).as_posix()
+            if _within(file, inside):
+                _read_file(found, file, name, max_line_bytes)
+            else:
+                found.gaps.append(gap("transcript_unreadable", detail=name))
+        return found
+    _read_file(found, root, root.name, max_line_bytes)
+    return found
+
+
+def _rollout_files(root: Path) -> Iterator[Path]:
+    def fail(error: OSError) -> None:
+        raise error
+
+    for folder, _dirs, names in os.walk(root, onerror=fail):
+        for name in names:
+            if name.startswith(ROLLOUT_FILE_PREFIX) and name.endswith(".jsonl"):
+                yield Path(folder) / name
+
+
+def _read_file(found: Read, path: Path, name: str, max_line_bytes: int) -> None:
+    lines: list[Line] = []
+    try:
+        with path.open("rb") as handle:
+            for number, raw in _lines(handle, max_line_bytes):
+                event = _parse(found, name, number, raw)
+                if event is not None:
+                    lines.append(Line(name, number, event))
+    except OSError:
+        found.gaps.append(gap("transcript_unreadable", detail=name))
+        return
+    forms = [form for form in (form_of(line.event) for line in lines) if form is not None]
+    if not forms:
+        if lines:  # JSON objects, none of them a Codex line: nothing here is read as evidence
+            found.gaps.append(gap("invalid_transcript_record", detail=f"{name}:{lines[0].number}"))
+        return
+    form = forms[0]
+    artifact = Artifact(name, form)
+    for line in lines:
+        if form_of(line.event) == form:
+            artifact.lines.append(line)
+        else:
+            found.gaps.append(gap("invalid_transcript_record", detail=line.where))
+    found.artifacts.append(artifact)
+
+
+def _parse(found: Read, name: str, number: int, raw: bytes | None) -> dict[str, Any] | None:
+    if raw is not None and not raw.strip():
+        return None
+    try:
+        if raw is None:  # a line over the length limit, skipped to its end
+            raise orjson.JSONDecodeError("too long", "", 0)
+        event = loads(raw)
+    except ValueError:  # not JSON (orjson's JSONDecodeError), nested past the readers' limit included
+        found.gaps.append(gap("malformed_transcript_line", detail=f"{name}:{number}"))
+        return None
+    if not isinstance(event, dict):
+        found.gaps.append(gap("invalid_transcript_record", detail=f"{name}:{number}"))
+        return None
+    return event
