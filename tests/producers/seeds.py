@@ -81,7 +81,6 @@ def codex() -> Seed:
     return Seed(files, ".")
 
 
-
 OPENCODE_CASES = REPO / "tests" / "conformance" / "producers" / "opencode"
 
 
