@@ -41,7 +41,7 @@ def test_the_coverage_command_compares_with_the_registered_declarations(tmp_path
     }
     assert status == 0
     assert document["declared"] == expected
-    assert set(expected) == {"claude_code"} & {declared.source for declared in producers()}
+    assert set(expected) == {"claude_code", "opencode"} & {declared.source for declared in producers()}
     assert document["below_declared"] == coverage_matrix(rollouts()).shortfalls(expected)
 
 
