@@ -13,7 +13,7 @@ from gym_contract._vocabulary import FAILURE_KINDS, UNKNOWN_ERROR
 from gym_contract.models import AgentObservationBundle, AgentOutcome, Classifier
 from gym_contract.outcome._base import Evidence, kind_for_status, status_code
 from gym_contract.producers._kit import RunSummary
-from gym_contract.recorder._state import CompactionState, InvocationState, Moment, ToolState
+from gym_contract.recorder._state import CompactionState, InvocationState, Moment, ToolState, known
 
 __all__ = ["RECORDER_CLASSIFIER", "Assembled", "assemble", "outcome_of"]
 
@@ -166,7 +166,7 @@ def _compaction(
     return {
         "kind": "context_compaction",
         "invocation_id": owner,
-        "observed_at": compaction.start[0],
+        "observed_at": known(compaction.start[0]),
         "trigger": compaction.trigger,
         "tokens_before": compaction.tokens_before,
         "tokens_after": compaction.tokens_after,

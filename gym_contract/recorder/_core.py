@@ -7,7 +7,6 @@ import math
 import os
 import sys
 import threading
-import time
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -191,14 +190,14 @@ class RecorderCore:
             reading = self._clock()
         except Exception as error:  # a harness's clock failing must not fail the harness
             self._misuse(f"the clock raised {type(error).__name__}; the latest reading is kept", None)
-            return self._latest if math.isfinite(self._latest) else time.time()
+            return self._latest  # -inf before any reading: the time stays unknown
         if self._trusted:
             return reading
         try:
             reading = check.seconds(reading, "the clock's reading")
         except UnfitValueError as why:
             self._misuse(f"{why}; the latest reading is kept", None)
-            return self._latest if math.isfinite(self._latest) else time.time()
+            return self._latest  # -inf before any reading: the time stays unknown
         if reading < self._latest:
             self._misuse("the clock ran backwards; its readings are held at the latest", None)
             return self._latest

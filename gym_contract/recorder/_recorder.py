@@ -24,6 +24,7 @@ from gym_contract.recorder._state import (
     InvocationState,
     ToolState,
     UnfitValueError,
+    known,
 )
 
 __all__ = ["CURRENT", "Recorder"]
@@ -82,7 +83,10 @@ class Recorder(RecorderCore):
         with self._lock:
             self._check_open()
             scope = self._scope()
-            parent_state = (scope.invocation if scope else None) if parent is CURRENT else self._named(parent)
+            if parent is CURRENT:
+                parent_state = scope.invocation if scope is not None else None
+            else:
+                parent_state = self._named(parent) if parent is not None else None
             spawned = self._spawner(scope, parent_state, spawned_by)
             state = self._start_invocation(invocation_id, parent_state, spawned, self._moment(started_at))
         self._flush()
@@ -193,7 +197,7 @@ class Recorder(RecorderCore):
                     detail=key,
                 )
             else:
-                state = self._new_tool(owner.invocation_id, key, self._moment(started_at)[0])
+                state = self._new_tool(owner.invocation_id, key, known(self._moment(started_at)[0]))
                 state.name = self._text(name, "name", owner.invocation_id)
                 state.sandbox_id = self._text(sandbox_id, "sandbox_id", owner.invocation_id)
                 state.timing_source = self._choice(timing_source, TIMING_SOURCES, "timing_source", owner.invocation_id)
@@ -250,8 +254,8 @@ class Recorder(RecorderCore):
                 state.ended = True
                 state.status = self._choice(status, TOOL_STATUSES, "status", owner, "unknown")
                 state.error_type = self._text(error_type, "error_type", owner)
-                completed = self._moment(at)[0]
-                if state.started_at is not None and completed < state.started_at:
+                completed = known(self._moment(at)[0])
+                if completed is not None and state.started_at is not None and completed < state.started_at:
                     self._misuse(
                         f"tool call {key!r} of {owner!r} ends before it starts; its completion time is dropped",
                         owner,

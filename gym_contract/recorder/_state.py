@@ -31,6 +31,7 @@ __all__ = [
     "choice",
     "count",
     "identifier",
+    "known",
     "number",
     "seconds",
     "text",
@@ -148,7 +149,13 @@ def integer(value: Any, what: str) -> int | None:
 # ------------------------------------------------------------------------------------------- state
 
 Moment = tuple[float, int]
-"""When something happened: its time, then the order the recorder heard of it (ties of equal times)."""
+"""When something happened: its time (-inf when no clock reading was ever usable), then the order the recorder
+heard of it (ties of equal times)."""
+
+
+def known(moment: float) -> float | None:
+    """A time as the evidence holds it: None for the -inf of a clock that never gave a usable reading."""
+    return moment if math.isfinite(moment) else None
 
 
 @dataclass(eq=False)
