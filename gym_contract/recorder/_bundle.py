@@ -53,11 +53,13 @@ def assemble(
         for invocation_id, state in invocations.items()
         if state.started or state.calls or invocation_id in named
     }
-    links = _settle_links(invocations, present, out)
-    calls = {invocation_id: sorted(invocations[invocation_id].calls, key=_when) for invocation_id in present}
-    for invocation_id, state in invocations.items():
-        if invocation_id in present:
-            out.records.append(_invocation(state, links.get(invocation_id), calls[invocation_id], out))
+    # In the order they started, then those only named by other records, in the order they were named.
+    ordered = sorted((state for state in invocations.values() if state.started), key=_started)
+    ordered += [state for state in invocations.values() if not state.started and state.invocation_id in present]
+    links = _settle_links(ordered, present, out)
+    calls = {state.invocation_id: sorted(state.calls, key=_when) for state in ordered}
+    for state in ordered:
+        out.records.append(_invocation(state, links.get(state.invocation_id), calls[state.invocation_id], out))
     out.records += [_tool(tool) for tool in tools]
     out.records += [_compaction(compaction, calls.get(compaction.invocation_id, []), out) for compaction in compactions]
     out.records += [dict(sandbox) for sandbox in sandboxes]
@@ -69,15 +71,19 @@ def _when(call: tuple[Moment, dict[str, Any] | None]) -> Moment:
     return call[0]
 
 
+def _started(state: InvocationState) -> int:
+    return state.start[1] if state.start is not None else -1
+
+
 def _settle_links(
-    invocations: Mapping[str, InvocationState], present: set[str], out: Assembled
+    ordered: list[InvocationState], present: set[str], out: Assembled
 ) -> dict[str, tuple[str, str | None]]:
-    """Each invocation's accepted (parent, spawning call); a link that would close a cycle is dropped."""
+    """Each invocation's accepted (parent, spawning call), in order; a link that would close a cycle is dropped."""
     forest = LinkForest()
     accepted: dict[str, tuple[str, str | None]] = {}
-    for invocation_id, state in invocations.items():
-        parent = state.parent
-        if invocation_id not in present or parent is None:
+    for state in ordered:
+        invocation_id, parent = state.invocation_id, state.parent
+        if parent is None:
             continue
         if parent == invocation_id or not forest.link(invocation_id, parent):
             out.gaps.append(("cyclic_subagent_parent", invocation_id, parent))
