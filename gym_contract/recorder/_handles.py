@@ -7,7 +7,7 @@ import concurrent.futures
 import contextlib
 from contextvars import ContextVar, Token
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from gym_contract.recorder._state import CompactionState, InvocationState, ToolState
 
@@ -123,13 +123,32 @@ class Invocation(_Block):
         """Record a model call this invocation made (see `Recorder.model_call`)."""
         self._recorder.model_call(response_id, model_call_id=model_call_id, model_ref=model_ref, invocation=self, at=at)
 
-    def tool(self, tool_call_id: str | None = None, name: str | None = None, **options: Any) -> ToolCall:
+    def tool(
+        self,
+        tool_call_id: str | None = None,
+        name: str | None = None,
+        *,
+        sandbox_id: str | None = None,
+        timing_source: str = "executor",
+        started_at: float | None = None,
+    ) -> ToolCall:
         """Start a tool call of this invocation (see `Recorder.tool`)."""
-        return self._recorder.tool(tool_call_id, name, invocation=self, **options)
+        return self._recorder.tool(
+            tool_call_id,
+            name,
+            invocation=self,
+            sandbox_id=sandbox_id,
+            timing_source=timing_source,
+            started_at=started_at,
+        )
 
-    def compaction(self, **options: Any) -> Compaction:
+    def compaction(
+        self, *, trigger: str | None = None, tokens_before: int | None = None, started_at: float | None = None
+    ) -> Compaction:
         """Start a compaction of this invocation's context (see `Recorder.compaction`)."""
-        return self._recorder.compaction(invocation=self, **options)
+        return self._recorder.compaction(
+            trigger=trigger, tokens_before=tokens_before, invocation=self, started_at=started_at
+        )
 
     def gap(self, code: str, detail: str | None = None) -> None:
         """Record a gap of this invocation: a fact the harness knows it cannot give."""
