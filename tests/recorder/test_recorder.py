@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import math
+import threading
 from typing import Any
 
 import pytest
@@ -334,3 +335,30 @@ def test_the_summary_counts_what_was_recorded() -> None:
 def test_a_source_that_is_no_name_is_refused_at_once() -> None:
     with pytest.raises(ValueError, match="source must be a non-empty string"):
         Recorder(source="")
+
+
+def test_threads_recording_at_once_lose_nothing() -> None:
+    recorder = Recorder(model_ref="policy")
+    root = recorder.invocation()
+    start = threading.Barrier(8)
+
+    def worker(number: int) -> None:
+        start.wait()
+        for index in range(300):
+            with root.tool(f"call_{number}_{index}", "bash"):
+                root.model_call(f"resp_{number}_{index}")
+
+    threads = [threading.Thread(target=worker, args=(number,)) for number in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    root.end()
+    observed = recorder.finish()
+
+    tools = records(observed, "tool_call")
+    assert sorted(r["tool_call_id"] for r in tools) == sorted(f"call_{n}_{i}" for n in range(8) for i in range(300))
+    assert {r["status"] for r in tools} == {"completed"}
+    assert len(records(observed, "agent_invocation")[0]["model_calls"]) == 2400
+    assert gaps(observed) == []
+    assert no_errors(observed)
