@@ -46,12 +46,17 @@ class RecorderCore:
     """What every recorder call shares: the records so far, the lock that guards them, and the checks on values."""
 
     def __init__(self, source: str, harness: str | None, model_ref: Any, clock: Clock | None, strict: bool) -> None:
+        # What a harness configures once is refused at once; only what it reports while running is never raised.
         if not isinstance(source, str) or not source:
             raise ValueError(f"source must be a non-empty string, not {source!r}")
+        if harness is not None and (not isinstance(harness, str) or not harness):
+            raise ValueError(f"harness must be a non-empty string or None, not {harness!r}")
+        if clock is not None and not callable(clock):
+            raise TypeError(f"clock must be a callable giving UTC Unix seconds, not {type(clock).__name__}")
         self.source = source
-        self.harness = harness if isinstance(harness, str) and harness else source
+        self.harness = harness if harness is not None else source
         """The harness named by the outcomes `outcome` builds; the source unless given."""
-        self.strict = strict
+        self.strict = bool(strict)
         self._server = server(model_ref) if model_ref is not None else None
         self._clock: Clock = clock if clock is not None else MonotonicClock()
         self._trusted = clock is None

@@ -50,6 +50,10 @@ class Recorder(RecorderCore):
     its latest reading. A call the evidence cannot hold (ending a tool twice, an id that is no
     string, a status outside the contract's) becomes a gap and a `RecorderWarning`, never an
     exception; with ``strict=True`` it raises `RecorderError` instead, for a harness's own tests.
+
+    Only the configuration is refused at once: ValueError for a ``source`` or ``harness`` that is
+    not a non-empty string, or a ``model_ref`` that names no model server; TypeError for a
+    ``clock`` that cannot be called.
     """
 
     def __init__(

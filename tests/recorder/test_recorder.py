@@ -332,9 +332,34 @@ def test_the_summary_counts_what_was_recorded() -> None:
     assert observed.summary.duration_s == 7.0  # fourteen readings, half a second apart
 
 
-def test_a_source_that_is_no_name_is_refused_at_once() -> None:
-    with pytest.raises(ValueError, match="source must be a non-empty string"):
-        Recorder(source="")
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        ({"source": ""}, ValueError, "source must be a non-empty string"),
+        ({"harness": 3}, ValueError, "harness must be a non-empty string or None"),
+        ({"model_ref": ""}, ValueError, "model_ref must be a server name or a ModelServerRef"),
+        ({"model_ref": {"type": "other", "name": "x"}}, ValueError, "model_ref must be a server name"),
+        ({"clock": 5.0}, TypeError, "clock must be a callable"),
+    ],
+)
+def test_a_configuration_that_cannot_work_is_refused_at_once(
+    options: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        Recorder(**options)
+
+
+def test_a_clock_that_raises_leaves_the_time_unknown_and_the_harness_running() -> None:
+    def broken() -> float:
+        raise OSError("no clock")
+
+    recorder = Recorder(clock=broken)
+    with pytest.warns(RecorderWarning, match="the clock raised OSError"):
+        recorder.tool("call_1").end()
+    observed = recorder.finish()
+    tool = records(observed, "tool_call")[0]
+    assert (tool["started_at"], tool["completed_at"], tool["timing_source"]) == (None, None, None)
+    assert no_errors(observed)
 
 
 def test_threads_recording_at_once_lose_nothing() -> None:
