@@ -190,8 +190,7 @@ class Recorder(RecorderCore):
             owner = self._invocation_of(invocation)
             key = self._id(tool_call_id, "tool_call_id", owner.invocation_id) if tool_call_id is not None else None
             if key is None:
-                self._made_calls += 1
-                key = f"call-{self._made_calls}"
+                key = self._made_tool_id(owner.invocation_id)
             state = self._tools.get((owner.invocation_id, key))
             if state is not None:
                 self._misuse(
@@ -207,6 +206,13 @@ class Recorder(RecorderCore):
                 state.timing_source = self._choice(timing_source, TIMING_SOURCES, "timing_source", owner.invocation_id)
         self._flush()
         return ToolCall(self, owner, state)
+
+    def _made_tool_id(self, invocation_id: str) -> str:
+        while True:  # a made id never takes one already given
+            self._made_calls += 1
+            made = f"call-{self._made_calls}"
+            if (invocation_id, made) not in self._tools:
+                return made
 
     def end_tool(
         self,

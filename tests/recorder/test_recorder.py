@@ -49,12 +49,22 @@ def test_ids_are_made_when_not_given_and_checked_when_given() -> None:
     with pytest.warns(RecorderWarning, match="invocation_id must be a non-empty string, not ''; one is made instead"):
         bad = recorder.invocation("", parent=None)
     bad.end()
+    with recorder.invocation("other", parent=None) as other_root:
+        other_root.tool("call-2").end()  # given: the id a made one would have been next
+        with other_root.tool() as made_later:
+            assert made_later.tool_call_id == "call-3"
     observed = recorder.finish()
 
     assert made.tool_call_id == "call-1"
     assert child.invocation_id == "root.child-1"
     assert (other.invocation_id, bad.invocation_id) == ("root-2", "root-3")
-    assert [r["spawned_by_tool_call_id"] for r in records(observed, "agent_invocation")] == [None, "call_7", None, None]
+    assert [r["spawned_by_tool_call_id"] for r in records(observed, "agent_invocation")] == [
+        None,
+        "call_7",
+        None,
+        None,
+        None,
+    ]
     assert gaps(observed) == [
         ("recorder_misuse", None, "invocation_id must be a non-empty string, not ''; one is made instead")
     ]
