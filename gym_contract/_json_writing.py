@@ -20,17 +20,10 @@ import orjson
 
 from gym_contract._values import NumberText
 
-__all__ = ["SHORT_INT_BITS", "dumps", "fragment", "integer_text", "nested_text", "python_text"]
+__all__ = ["SHORT_INT_BITS", "dumps", "integer_text", "nested_text", "python_text"]
 
 _INT64_MIN = -(2**63)
 _UINT64_END = 2**64
-
-
-def fragment(value: Any) -> Any:
-    """orjson's `default` hook: a `NumberText` is written exactly as it was read."""
-    if isinstance(value, NumberText):
-        return orjson.Fragment(value.text.encode())
-    raise TypeError(f"{type(value).__name__} is not a JSON value")
 
 
 def dumps(value: Any, *, indent: bool = False, sort_keys: bool = False) -> bytes:
@@ -42,8 +35,11 @@ def dumps(value: Any, *, indent: bool = False, sort_keys: bool = False) -> bytes
     be written.
     """
     option = (orjson.OPT_INDENT_2 if indent else 0) | (orjson.OPT_SORT_KEYS if sort_keys else 0)
+    # orjson is never handed a NumberText as an `orjson.Fragment`: orjson 3.13 writes past the end of its
+    # buffer when a long fragment is followed by the closing brackets of a deep value. A value holding
+    # one, which only the lenient reader makes, is written by the explicit stack below.
     try:
-        return orjson.dumps(value, default=fragment, option=option)
+        return orjson.dumps(value, option=option)
     except orjson.JSONEncodeError:
         return _dumps_any_depth(value, indent=indent, sort_keys=sort_keys)
 
@@ -101,8 +97,10 @@ def _break(indent: bool, level: int) -> bytes:
 def _leaf(value: Any) -> bytes:
     if isinstance(value, int) and not isinstance(value, bool) and not _INT64_MIN <= value < _UINT64_END:
         return integer_text(value).encode()
+    if isinstance(value, NumberText):
+        return value.text.encode()
     try:
-        return orjson.dumps(value, default=fragment)
+        return orjson.dumps(value)
     except orjson.JSONEncodeError as error:
         raise TypeError(str(error)) from None
 

@@ -14,8 +14,6 @@ from typing import Any
 
 import orjson
 
-from gym_contract._json_writing import fragment
-
 __all__ = [
     "EMBEDDING",
     "MAX_DEPTH",
@@ -78,7 +76,7 @@ ORJSON_WRITES = 254
 def fits_orjson(value: Any) -> bool:
     """Whether orjson writes ``value``: proof, in compiled code, that it nests at most `ORJSON_WRITES` levels."""
     try:
-        orjson.dumps(value, default=fragment)
+        orjson.dumps(value)
     except orjson.JSONEncodeError:
         return False
     return True

@@ -6,6 +6,8 @@ import contextlib
 import gzip
 import io
 import json
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -36,6 +38,7 @@ from gym_contract.cli import main
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.models import AgentObservationBundle
 from gym_contract.projection import ContradictoryEvidenceError, build_trajectory
+from gym_contract.reading._json_parsing import loads
 from gym_contract.validation import check_line, read_record
 from tests.strategies import COMPRESSION_MAGIC, hostile_records, mutated_records, nested
 
@@ -301,3 +304,31 @@ def test_a_file_of_the_lines_that_crashed_is_reported_line_by_line(tmp_path: Pat
     assert (status, report["records"], report["invalid_records"]) == (1, 5, 5)
     assert sorted({d["line"] for d in report["diagnostics"]}) == [1, 2, 3, 4, 5]
     assert err.getvalue() == ""
+
+
+def _deep_line_with_a_long_number(padding: int) -> bytes:
+    """A record whose 4,302-digit number (too long for Python's int) sits 240 levels deep, after ``padding`` bytes."""
+    chain = '{"content":' * 240 + "[" + "1" * 4302 + ',2.9354626292484364e+16,"x",""]' + "}" * 240
+    return ('{"pad":"' + "x" * padding + '","v":[' + chain + "]}").encode()
+
+
+def test_a_long_number_deep_in_a_record_is_read_and_written_without_harming_memory(tmp_path: Path):
+    # Found by the thorough run: orjson 3.13, given such a number as a Fragment, wrote the closing brackets
+    # after it past the end of its buffer, and the process aborted (SIGABRT) in validate and project. The
+    # fault depends on where the buffer ends, so the number is placed at every fifth byte of 4 KiB; the
+    # commands run in their own processes, since a harmed heap ends the whole process.
+    rollouts = tmp_path / "deep-numbers.jsonl"
+    rollouts.write_bytes(b"".join(_deep_line_with_a_long_number(padding) + b"\n" for padding in range(0, 4200, 5)))
+    printed = {}
+    for command in ("validate", "project"):
+        arguments = ["--format", "json"] if command == "validate" else ["-o", str(tmp_path / "out.jsonl")]
+        result = subprocess.run(
+            [sys.executable, "-m", "gym_contract", command, *arguments, str(rollouts)], capture_output=True, text=True
+        )
+        assert result.returncode in (0, 1), (command, result.returncode, result.stderr[-2000:])
+        assert "Traceback" not in result.stderr
+        printed[command] = json.loads(result.stdout)
+    assert (printed["validate"]["records"], printed["validate"]["damaged_lines"]) == (840, 0)
+    for padding in (0, 893, 4195):
+        line = _deep_line_with_a_long_number(padding)
+        assert dumps(loads(line)) == line

@@ -77,6 +77,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "gym-contract observe codex examples/codex/exec-json/exec-run.jsonl --exit-code 0",
         "gym-contract observe codex examples/codex/localpush-codex-0.104.0",
     ),
+    "observe opencode": (
+        "gym-contract observe opencode examples/reference/opencode-1.17.11-export.json --exit-code 0",
+        "gym-contract observe opencode examples/reference/opencode-1.17.11-export.json --model-ref policy --timed-out",
+    ),
     "outcome codex": (
         "gym-contract outcome codex examples/codex/exec-json/exec-run.jsonl --exit-code 0",
         "cat examples/codex/exec-json/exec-run.jsonl | gym-contract outcome codex - --exit-code 1",

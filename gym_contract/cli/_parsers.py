@@ -195,6 +195,17 @@ def register_observe(commands: Any) -> None:
         path_help="the session file, or the stdout capture",
     )
 
+    producer_command(
+        harnesses,
+        "opencode",
+        help="an OpenCode run: its export JSON, its opencode.db, its storage/ folder or its data folder",
+        description="Read an OpenCode run's sessions, messages and parts from any form OpenCode has written them "
+        "in: an `opencode export` document, the SQLite store opencode.db (OpenCode 1.2 and later, opened "
+        "read-only), the storage/ folder of OpenCode 1.1 and earlier, or a data folder holding one; the form "
+        "is told from the content. The outcome is the OpenCode classifier's verdict on the main session.",
+        path="PATH",
+        path_help="export JSON, opencode.db, storage/ folder, or OpenCode's data folder",
+    )
     atif = harnesses.add_parser(
         "atif",
         help="an ATIF trajectory (Harbor's Agent Trajectory Interchange Format, versions 1.0 to 1.8)",

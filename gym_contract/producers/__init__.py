@@ -28,6 +28,7 @@ __all__ = [
 _MODULES: Final = {
     "claude-code": "gym_contract.producers.claude_code",
     "codex": "gym_contract.producers.codex",
+    "opencode": "gym_contract.producers.opencode",
     "pi": "gym_contract.producers.pi",
 }
 """Harness name → the package whose ``PRODUCER`` it is; imported only when asked for."""

@@ -13,7 +13,6 @@ from typing import Any, TypeVar
 import orjson
 
 from gym_contract._json_pointer import pointer
-from gym_contract._json_writing import fragment
 from gym_contract._limits import MAX_DEPTH, depth_beyond
 from gym_contract._values import NumberText, json_type
 from gym_contract.diagnostics import Diagnostic
@@ -45,11 +44,11 @@ def decode_failure(data: bytes, error: orjson.JSONDecodeError) -> tuple[Diagnost
 def proven_free_of_duplicates(value: Any, data: bytes) -> bool:
     """True when `data` is exactly orjson's own output for `value`, which cannot repeat a key."""
     try:
-        if orjson.dumps(value, default=fragment) == data:
+        if orjson.dumps(value) == data:
             return True
-        return b"\n" in data and orjson.dumps(value, default=fragment, option=orjson.OPT_INDENT_2) == data.strip()
+        return b"\n" in data and orjson.dumps(value, option=orjson.OPT_INDENT_2) == data.strip()
     except orjson.JSONEncodeError:
-        # orjson writes at most 254 levels; deeper values go the exact way.
+        # orjson writes at most 254 levels, and no NumberText; such values go the exact way.
         return False
 
 
@@ -263,7 +262,7 @@ def nesting_problem(value: Any, limit: int) -> Diagnostic | None:
     if limit >= MAX_DEPTH:
         return None  # the parser itself refuses anything deeper
     try:
-        orjson.dumps(value, default=fragment)
+        orjson.dumps(value)
         return None  # orjson writes at most 254 levels: shallow enough for any kind
     except orjson.JSONEncodeError:
         where = depth_beyond(value, limit)

@@ -35,6 +35,9 @@ def test_the_text_matrix_has_a_row_per_producer_and_one_over_all_rollouts() -> N
     assert lines[9:] == [
         "below the capability the producer declares (gym-contract observe --list):",
         "  claude_code C7: declared V, 1 of 1 rollouts rated lower",
+        "  opencode C5: declared V, 1 of 2 rollouts rated lower",
+        "  opencode C6: declared V, 1 of 2 rollouts rated lower",
+        "  opencode C7: declared V, 2 of 2 rollouts rated lower",
         "  pi C5: declared V, 1 of 1 rollouts rated lower",
         "  pi C7: declared V, 1 of 1 rollouts rated lower",
     ]

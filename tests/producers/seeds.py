@@ -11,7 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import Any
 
+from tests.producers.opencode_layouts import database_bytes, exports_of, sandbox_agent_export, storage_files
 from tests.support import REPO
 
 CLAUDE_CODE = REPO / "examples" / "claude-code"
@@ -80,6 +82,37 @@ def codex() -> Seed:
     return Seed(files, ".")
 
 
+OPENCODE_CASES = REPO / "tests" / "conformance" / "producers" / "opencode"
+
+
+def _opencode_sessions() -> list[dict[str, Any]]:
+    """A real OpenCode 1.1.49 session, beside the subagent and compaction cases' sessions (written in its shapes)."""
+    # The cases share ids; the compaction's session gets ids of its own, as a later run would.
+    text = (OPENCODE_CASES / "compaction" / "export.json").read_text()
+    for old, new in (("ses_0f3a5e1c2ffe7Qb1Kx9Zt2Lm4N", "ses_0f3a5e1c2ffe7Qb1Kx9Zt2Lm4C"), ("_f0c5a1e", "_f0c5b1e")):
+        text = text.replace(old, new)
+    compaction = json.loads(text)
+    return [sandbox_agent_export(), *exports_of(OPENCODE_CASES / "subagent" / "storage"), compaction]
+
+
+@cache
+def opencode() -> Seed:
+    """OpenCode's per-file storage/ in its data folder: a real session, a subagent's two sessions and a compaction."""
+    return Seed(storage_files(_opencode_sessions(), "data/storage"), "data")
+
+
+@cache
+def opencode_database() -> Seed:
+    """The same sessions in an opencode.db, as OpenCode 1.2 and later store them, in its data folder."""
+    return Seed({"data/opencode.db": database_bytes(_opencode_sessions())}, "data")
+
+
+@cache
+def opencode_export() -> Seed:
+    """The real session as its `opencode export` document."""
+    return Seed({"export.json": json.dumps(sandbox_agent_export(), indent=2).encode()}, "export.json")
+
+
 @cache
 def pi() -> Seed:
     """The shipped Pi session with compactions: its start, each compaction with the lines around it, and its end."""
@@ -93,5 +126,12 @@ def pi() -> Seed:
     return Seed({"session.jsonl": b"".join(lines[index] for index in kept)}, "session.jsonl")
 
 
-SEEDS: dict[str, Callable[[], Seed]] = {"claude-code": claude_code, "codex": codex, "pi": pi}
+SEEDS: dict[str, Callable[[], Seed]] = {"claude-code": claude_code, "codex": codex, "opencode": opencode, "pi": pi}
 """Harness name (as the registry names it) → its seed."""
+
+OPENCODE_FORMS: dict[str, Callable[[], Seed]] = {
+    "storage": opencode,
+    "sqlite": opencode_database,
+    "export": opencode_export,
+}
+"""OpenCode's seed in each artifact form it reads: the laws hold for every one."""

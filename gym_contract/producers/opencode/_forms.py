@@ -1,0 +1,365 @@
+"""Read OpenCode's three artifact forms (export JSON, SQLite `opencode.db`, per-file `storage/`) into one store."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from gym_contract._values import nonempty, obj, text
+from gym_contract.models import ObservationGap
+from gym_contract.reading._json_parsing import loads
+
+__all__ = ["Message", "Part", "Session", "Store", "export_document", "gap", "read_store"]
+
+MAX_FILE_BYTES: Final = 256 * 1024 * 1024
+"""An export or storage file larger than this is reported, never read whole."""
+SQLITE_MAGIC: Final = b"SQLite format 3\x00"
+_STORAGE_KINDS: Final = ("session", "message", "part")
+
+
+def gap(code: str, invocation_id: str | None = None, detail: str | None = None) -> ObservationGap:
+    return ObservationGap(code=code, invocation_id=invocation_id, detail=detail)
+
+
+@dataclass
+class Part:
+    """One message part: its id, the session it names, and its record with the ids merged back."""
+
+    part_id: str
+    session_id: str | None
+    data: dict[str, Any]
+
+
+@dataclass
+class Message:
+    message_id: str
+    session_id: str | None
+    info: dict[str, Any]
+    parts: list[Part] = field(default_factory=list)
+
+
+@dataclass
+class Session:
+    session_id: str
+    parent_id: str | None
+    info: dict[str, Any]
+
+
+@dataclass
+class Store:
+    """The sessions, messages and parts of one artifact, in OpenCode's order, whatever form held them."""
+
+    form: str | None = None
+    sessions: list[Session] = field(default_factory=list)
+    messages: list[Message] = field(default_factory=list)
+    gaps: list[ObservationGap] = field(default_factory=list)
+
+
+def read_store(path: str | os.PathLike[str]) -> Store:
+    """The store at ``path``: an export, a database, a storage folder or a data folder holding one; told by content."""
+    where = Path(path)
+    if where.is_dir():
+        found = _in_folder(where)
+        if found is None:
+            return Store(gaps=[gap("agent_artifact_unavailable", detail="no opencode.db, storage/ or export found")])
+        kind, target = found
+        return _read_database(target) if kind == "sqlite" else _read_storage(target, where)
+    # A pipe or a device would block or never end: only a regular file is opened.
+    head = _head(where) if where.is_file() else None
+    if head is None:
+        return Store(gaps=[gap("agent_artifact_unavailable", detail=f"{_readable(where.name)}: not a readable file")])
+    if head.startswith(SQLITE_MAGIC):
+        return _read_database(where)
+    return _read_export(where)
+
+
+def _head(path: Path) -> bytes | None:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(len(SQLITE_MAGIC))
+    except OSError:
+        return None
+
+
+def _resolved(path: Path) -> Path | None:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop, before Python 3.13
+        return None
+
+
+def _within(path: Path, root: Path | None) -> bool:
+    """Whether ``path``, links followed, stays under ``root``: a file linked from elsewhere is never read.
+
+    The agent may write its own data folder; a link to a host file would carry that file into the observations.
+    """
+    resolved = _resolved(path)
+    return root is not None and resolved is not None and resolved.is_relative_to(root)
+
+
+def _is_storage(folder: Path) -> bool:
+    return (folder / "session").is_dir() and ((folder / "message").is_dir() or (folder / "part").is_dir())
+
+
+def _in_folder(folder: Path) -> tuple[str, Path] | None:
+    """What a folder holds: a storage tree itself, or a data folder (`opencode/` under XDG_DATA_HOME too)."""
+    root = _resolved(folder)
+    for candidate in (folder, folder / "opencode"):
+        if not candidate.is_dir() or not _within(candidate, root):
+            continue
+        if _is_storage(candidate):
+            return "storage", candidate
+        for name in _database_names(candidate):
+            database = candidate / name
+            if _within(database, root) and database.is_file() and (_head(database) or b"").startswith(SQLITE_MAGIC):
+                return "sqlite", database
+        if _is_storage(candidate / "storage") and _within(candidate / "storage", root):
+            return "storage", candidate / "storage"
+    return None
+
+
+def _database_names(folder: Path) -> list[str]:
+    """`opencode.db` first, then a release channel's `opencode-<channel>.db`, by name."""
+    try:
+        names = sorted(entry.name for entry in os.scandir(folder) if entry.name.endswith(".db"))
+    except OSError:
+        return []
+    channels = [name for name in names if name.startswith("opencode-")]
+    return (["opencode.db"] if "opencode.db" in names else []) + channels
+
+
+# ------------------------------------------------------------------------------------------ export
+
+
+def _read_json(path: Path) -> tuple[Any, str | None]:
+    """A JSON file's value, or why it has none."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            return None, f"larger than {MAX_FILE_BYTES} bytes"
+        raw = path.read_bytes()
+    except OSError as error:
+        return None, f"cannot be read ({error.strerror or type(error).__name__})"
+    try:
+        return loads(raw), None
+    except (ValueError, RecursionError):
+        return None, "not JSON"
+
+
+def _read_export(path: Path) -> Store:
+    """An `opencode export` document: the session's `info` and its `messages[]`, each with `info` and `parts[]`."""
+    store = Store(form="export")
+    document, problem = _read_json(path)
+    if problem is not None or not isinstance(document, dict):
+        why = problem or "not an object"
+        store.gaps.append(gap("agent_artifact_unavailable", detail=f"{_readable(path.name)}: {why}"))
+        return store
+    info = obj(document.get("info"))
+    session_id = nonempty(info.get("id")) if info is not None else None
+    if info is None or session_id is None:
+        store.gaps.append(gap("agent_artifact_record_unparseable", detail="info: no session id"))
+        return store
+    store.sessions.append(Session(session_id, nonempty(info.get("parentID")), info))
+    raw_messages = document.get("messages")
+    if not isinstance(raw_messages, list):
+        store.gaps.append(gap("agent_artifact_record_unparseable", session_id, "messages: not a list"))
+        return store
+    for index, entry in enumerate(raw_messages):
+        message_info = obj(entry.get("info")) if isinstance(entry, dict) else None
+        if message_info is None:
+            store.gaps.append(gap("agent_artifact_record_unparseable", session_id, f"messages[{index}]"))
+            continue
+        message_id = nonempty(message_info.get("id")) or f"messages[{index}]"
+        # The export nests a message under its session, which owns it whatever the record repeats.
+        message = Message(message_id, session_id, {**message_info, "id": message_id, "sessionID": session_id})
+        parts = entry.get("parts")
+        if parts is not None and not isinstance(parts, list):
+            store.gaps.append(gap("agent_artifact_record_unparseable", session_id, f"messages[{index}].parts"))
+        for position, part in enumerate(parts if isinstance(parts, list) else []):
+            if not isinstance(part, dict):
+                where = f"messages[{index}].parts[{position}]"
+                store.gaps.append(gap("agent_artifact_record_unparseable", session_id, where))
+                continue
+            part_id = nonempty(part.get("id")) or f"{message_id}:parts[{position}]"
+            owner = nonempty(part.get("sessionID")) or session_id
+            message.parts.append(Part(part_id, owner, {**part, "id": part_id, "messageID": message_id}))
+        store.messages.append(message)
+    return store
+
+
+# ------------------------------------------------------------------------------------------ SQLite
+
+
+def _read_database(path: Path) -> Store:
+    """OpenCode's `opencode.db` (≥ 1.2), opened read-only: rows strip their ids from `data`, which are merged back."""
+    store = Store(form="sqlite")
+    uri = f"{path.absolute().as_uri()}?mode=ro"
+    try:
+        connection = sqlite3.connect(uri, uri=True, timeout=2)
+    except sqlite3.Error as error:
+        store.gaps.append(gap("agent_artifact_unavailable", detail=f"{_readable(path.name)}: {error}"))
+        return store
+    try:
+        connection.row_factory = sqlite3.Row
+        connection.text_factory = _text_or_bytes
+        sessions = _rows(connection, "session", "time_created, id", store, path)
+        messages = _rows(connection, "message", "time_created, id", store, path)
+        parts = _rows(connection, "part", "time_created, id", store, path)
+    finally:
+        connection.close()
+    for row in sessions:
+        session_id = nonempty(row.get("id"))
+        if session_id is None:
+            store.gaps.append(gap("agent_artifact_record_unparseable", detail="session row without an id"))
+            continue
+        info: dict[str, Any] = {"id": session_id, "parentID": text(row.get("parent_id"))}
+        info["version"] = text(row.get("version"))
+        info["time"] = {"created": row.get("time_created"), "updated": row.get("time_updated")}
+        store.sessions.append(Session(session_id, nonempty(row.get("parent_id")), info))
+    by_id: dict[str, Message] = {}
+    for row in messages:
+        message_id, data = nonempty(row.get("id")), _data(row.get("data"))
+        if message_id is None or data is None:
+            store.gaps.append(gap("agent_artifact_record_unparseable", detail=message_id or "message row"))
+            continue
+        session_id = text(row.get("session_id"))
+        message = Message(message_id, session_id, {**data, "id": message_id, "sessionID": session_id})
+        store.messages.append(message)
+        by_id.setdefault(message_id, message)
+    for row in parts:
+        part_id, data = nonempty(row.get("id")), _data(row.get("data"))
+        if part_id is None or data is None:
+            store.gaps.append(gap("agent_artifact_record_unparseable", detail=part_id or "part row"))
+            continue
+        holder = by_id.get(text(row.get("message_id")) or "")
+        owner = text(row.get("session_id")) or (holder.session_id if holder is not None else None)
+        merged = {**data, "id": part_id, "sessionID": owner, "messageID": text(row.get("message_id"))}
+        _attach(store, holder, Part(part_id, owner, merged))
+    return store
+
+
+def _rows(connection: sqlite3.Connection, table: str, order: str, store: Store, path: Path) -> list[dict[str, Any]]:
+    try:
+        cursor = connection.execute(f"select * from {table} order by {order}")
+        return [dict(row) for row in cursor]
+    except sqlite3.Error as error:  # locked, damaged, not OpenCode's schema
+        store.gaps.append(gap("agent_artifact_unavailable", detail=f"{_readable(path.name)} table {table}: {error}"))
+        return []
+    except UnicodeDecodeError:  # a damaged schema: its column names, or SQLite's message about them, are not text
+        store.gaps.append(gap("agent_artifact_unavailable", detail=f"{_readable(path.name)} table {table}: not UTF-8"))
+        return []
+
+
+def _text_or_bytes(raw: bytes) -> str | bytes:
+    """A TEXT value as a string; one that is not UTF-8 stays bytes, which no id or `data` reader takes."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
+
+
+def _data(value: Any) -> dict[str, Any] | None:
+    """A row's `data` column: a JSON object as text (or bytes), else None."""
+    if not isinstance(value, (str, bytes)):
+        return None
+    try:
+        parsed = loads(value)
+    except (ValueError, RecursionError):
+        return None
+    return parsed if isinstance(parsed, dict) else None
+
+
+def _attach(store: Store, message: Message | None, part: Part) -> None:
+    if message is None:
+        store.gaps.append(gap("agent_artifact_record_unowned", detail=part.part_id))
+    else:
+        message.parts.append(part)
+
+
+# ------------------------------------------------------------------------------------------ storage
+
+
+def _read_storage(folder: Path, root: Path) -> Store:
+    """The per-file layout of OpenCode ≤ 1.1: `session/<project>/<id>.json`, `message/<session>/<id>.json`, `part/…`."""
+    store = Store(form="storage")
+    inside = _resolved(root)
+    records = {kind: list(_records(folder, kind, inside, store)) for kind in _STORAGE_KINDS}
+    seen: set[str] = set()
+    for owner_dir, name, record in records["session"]:
+        session_id = nonempty(record.get("id")) or name
+        if session_id in seen:
+            store.gaps.append(gap("agent_artifact_record_unparseable", detail=f"session/{owner_dir}/{name}.json"))
+            continue
+        seen.add(session_id)
+        store.sessions.append(Session(session_id, nonempty(record.get("parentID")), record))
+    store.sessions.sort(key=lambda session: (_created(session.info), session.session_id))
+    by_id: dict[str, Message] = {}
+    for owner_dir, name, record in records["message"]:
+        message_id = nonempty(record.get("id")) or name
+        session_id = nonempty(record.get("sessionID")) or owner_dir
+        message = Message(message_id, session_id, {**record, "id": message_id, "sessionID": session_id})
+        store.messages.append(message)
+        by_id.setdefault(message_id, message)
+    store.messages.sort(key=lambda message: (_created(message.info), message.message_id))
+    for owner_dir, name, record in sorted(records["part"], key=lambda found: nonempty(found[2].get("id")) or found[1]):
+        part_id = nonempty(record.get("id")) or name
+        message_id = nonempty(record.get("messageID")) or owner_dir
+        holder = by_id.get(message_id)
+        owner = nonempty(record.get("sessionID")) or (holder.session_id if holder is not None else None)
+        _attach(store, holder, Part(part_id, owner, {**record, "id": part_id, "messageID": message_id}))
+    return store
+
+
+def _created(info: dict[str, Any]) -> float:
+    """`time.created` in ms for ordering; a record without one sorts first, as OpenCode's id order would put it."""
+    time = obj(info.get("time")) or {}
+    created = time.get("created")
+    return float(created) if isinstance(created, (int, float)) and not isinstance(created, bool) else float("-inf")
+
+
+def _records(folder: Path, kind: str, inside: Path | None, store: Store) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """Every `<kind>/<owner>/<id>.json` object with its owner folder and file stem, in name order."""
+    for owner in _entries(folder / kind):
+        if not owner.is_dir():
+            continue
+        for entry in _entries(owner):
+            if not entry.name.endswith(".json") or entry.is_dir():
+                continue
+            where = _readable(f"{kind}/{owner.name}/{entry.name}")
+            if not _within(entry, inside):
+                store.gaps.append(gap("agent_artifact_record_unparseable", detail=f"{where}: links outside the input"))
+                continue
+            if not entry.is_file():
+                store.gaps.append(gap("agent_artifact_record_unparseable", detail=f"{where}: not a regular file"))
+                continue
+            record, problem = _read_json(entry)
+            if problem is not None or not isinstance(record, dict):
+                store.gaps.append(gap("agent_artifact_record_unparseable", detail=f"{where}: {problem or 'no object'}"))
+                continue
+            yield _readable(owner.name), _readable(entry.name.removesuffix(".json")), record
+
+
+def _readable(name: str) -> str:
+    """A file name as text JSON can hold: bytes that were not UTF-8 shown as U+FFFD."""
+    return os.fsencode(name).decode("utf-8", "replace")
+
+
+def _entries(folder: Path) -> list[Path]:
+    try:
+        return sorted((Path(entry.path) for entry in os.scandir(folder)), key=lambda path: path.name)
+    except OSError:
+        return []
+
+
+def export_document(store: Store, session: Session) -> dict[str, Any]:
+    """One session's records in the shape `opencode export` writes, for the outcome classifier."""
+    messages = [
+        {"info": message.info, "parts": [part.data for part in message.parts]}
+        for message in store.messages
+        if message.session_id == session.session_id
+    ]
+    return {"info": session.info, "messages": messages}
