@@ -109,3 +109,34 @@ def _observe_atif(args: argparse.Namespace) -> int:
         say(f"{diagnostic.path or '/'}: {diagnostic.code}: {diagnostic.message}")
     print_json(bundle)
     return EXIT_INVALID if problems else EXIT_OK
+
+
+def _observe_otel(args: argparse.Namespace) -> int:
+    """`observe otel SPANS`: one document per bundle the spans make, one after another."""
+    from gym_contract.cli._common import say_damaged
+    from gym_contract.producers.otel import observe_otel
+    from gym_contract.reading._sources import InputUnreadable
+
+    try:
+        observed, read = observe_otel(args.spans, model_ref=args.model_ref)
+    except InputUnreadable as error:
+        return usage_error(str(error))
+    for diagnostic in read.damaged:
+        say_damaged(diagnostic)
+    for problem in read.unreadable:
+        say(f"{args.spans}: {problem.where}: span not read: {problem.problem}")
+    if not observed:
+        return usage_error(f"{args.spans}: no span could be read: nothing to observe")
+    status = EXIT_OK
+    for spans in observed:
+        try:
+            document = spans.observed()
+        except ValueError:  # spans that state a broken invocation tree: the document is printed as read
+            problems = [d for d in iter_diagnostics(spans.bundle, "bundle") if d.severity == "error"]
+            for diagnostic in problems:
+                say(f"ng_agent_observations{diagnostic.path}: {diagnostic.code}: {diagnostic.message}")
+            print_json(spans.document())
+            status = EXIT_INVALID
+            continue
+        status = max(status, print_observed(document))
+    return EXIT_INVALID if read.damaged or read.unreadable else status

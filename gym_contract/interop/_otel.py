@@ -157,7 +157,9 @@ def _tool_span(trace: _Trace, tool: dict[str, Any], parent: str) -> dict[str, An
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": text(tool.get("tool_name")),
         "gen_ai.tool.call.id": tool["tool_call_id"],
+        "gym_contract.invocation_id": text(tool.get("invocation_id")),
         "gym_contract.status": status,
+        "gym_contract.duration_ms": finite(tool.get("duration_ms")),
         "gym_contract.timing_source": text(tool.get("timing_source")),
         "gym_contract.sandbox_id": text(tool.get("sandbox_id")),
         "error.type": text(tool.get("error_type")),
@@ -207,7 +209,9 @@ def _rollout_trace(evidence: Evidence, key: str) -> list[dict[str, Any]]:
             "gen_ai.agent.name": agent,
             "gen_ai.conversation.id": evidence.rollout_id,
             "gym_contract.status": status,
+            "gym_contract.parent_invocation_id": text(invocation.get("parent_invocation_id")),
             "gym_contract.spawned_by_tool_call_id": text(invocation.get("spawned_by_tool_call_id")),
+            "gym_contract.duration_ms": finite(invocation.get("duration_ms")),
             "error.type": text(invocation.get("error_type")),
         }
         name = f"invoke_agent {agent}" if agent else "invoke_agent"
