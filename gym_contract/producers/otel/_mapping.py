@@ -72,10 +72,17 @@ def _seconds(nanos: int) -> float:
     return float(Decimal(nanos).scaleb(-9))
 
 
-def _timed(span: Span) -> bool:
+def _times(span: Span) -> tuple[int, int] | None:
+    """The span's start and end in nanoseconds, when it states both in order (and, if ours, as recorded)."""
     if _ours(span) and span.attributes.get("gym_contract.timing") != "recorded":
-        return False
-    return span.start is not None and span.end is not None and span.end >= span.start
+        return None
+    if span.start is None or span.end is None or span.end < span.start:
+        return None
+    return span.start, span.end
+
+
+def _duration_ms(times: tuple[int, int] | None) -> float | None:
+    return None if times is None else float(Decimal(times[1] - times[0]).scaleb(-6))
 
 
 @dataclass
@@ -114,7 +121,7 @@ class _Group:
         return None, tool
 
     def holder(self, span: Span) -> str:
-        """The invocation a model call or tool span belongs to; one made for its trace when no invoke_agent span encloses it."""
+        """The invocation holding a model call or tool span; one made for its trace when no invoke_agent encloses it."""
         invocation_id, _ = self.owner(span)
         if invocation_id is not None:
             return invocation_id
@@ -136,10 +143,12 @@ def _status(span: Span) -> str:
 def _invocation_ids(group: _Group, agents: list[Span]) -> None:
     """Each invoke_agent span's invocation id: its `gen_ai.agent.id` when no other span of the bundle has it."""
     named = [text(span.attributes.get("gen_ai.agent.id")) for span in agents]
-    for span, agent_id in zip(agents, named):
-        unique = agent_id is not None and named.count(agent_id) == 1
-        invocation_id = agent_id if unique else f"{agent_id}@{span.span_id}" if agent_id else f"span-{span.span_id}"
-        group.invocation_of[(span.trace_id, span.span_id)] = invocation_id  # type: ignore[assignment]
+    for span, agent_id in zip(agents, named, strict=True):
+        if agent_id is not None and named.count(agent_id) == 1:
+            invocation_id = agent_id
+        else:  # an agent invoked twice: each invocation is told apart by its span
+            invocation_id = f"{agent_id}@{span.span_id}" if agent_id is not None else f"span-{span.span_id}"
+        group.invocation_of[(span.trace_id, span.span_id)] = invocation_id
 
 
 def _invocation(group: _Group, span: Span) -> dict[str, Any]:
@@ -155,7 +164,7 @@ def _invocation(group: _Group, span: Span) -> dict[str, Any]:
     else:
         spawned_by = text(spawning.attributes.get("gen_ai.tool.call.id")) if spawning is not None else None
         status = _status(span)
-        duration = (span.end - span.start) / 1e6 if _timed(span) else None  # type: ignore[operator]
+        duration = _duration_ms(_times(span))
         if parent is not None and spawned_by is None:
             group.gap("subagent_spawn_tool_unavailable", invocation_id, None)
         group.gap("agent_transcript_unavailable", invocation_id, None)
@@ -179,9 +188,9 @@ def _tool(group: _Group, span: Span) -> dict[str, Any] | None:
         "tool_name": text(attributes.get("gen_ai.tool.name")),
         "error_type": text(attributes.get("error.type")),
     }
-    timed = _timed(span)
-    if timed:
-        record |= {"started_at": _seconds(span.start), "completed_at": _seconds(span.end)}  # type: ignore[arg-type]
+    times = _times(span)
+    if times is not None:
+        record |= {"started_at": _seconds(times[0]), "completed_at": _seconds(times[1])}
     if ours:
         record |= {
             "status": text(attributes.get("gym_contract.status")) or "unknown",
@@ -190,9 +199,9 @@ def _tool(group: _Group, span: Span) -> dict[str, Any] | None:
             "duration_ms": finite(attributes.get("gym_contract.duration_ms")),
         }
     else:
-        record |= {"status": _status(span), "timing_source": "executor" if timed else None}
-        record["duration_ms"] = (span.end - span.start) / 1e6 if timed else None  # type: ignore[operator]
-        if not timed:
+        record |= {"status": _status(span), "timing_source": "executor" if times else None}
+        record["duration_ms"] = _duration_ms(times)
+        if times is None:
             group.gap("tool_timing_unavailable", invocation_id, tool_call_id)
     return {key: value for key, value in record.items() if value is not None}
 
@@ -232,7 +241,7 @@ def _cut_cycles(group: _Group, agents: list[Span], invocations: list[dict[str, A
     """
     parent_of = {record["invocation_id"]: record["parent_invocation_id"] for record in invocations}
     looped = caught_in_cycles(parent_of)
-    for span, record in zip(agents, invocations):
+    for span, record in zip(agents, invocations, strict=True):
         if record["invocation_id"] in looped and not _ours(span) and _on_cycle(record["invocation_id"], parent_of):
             record["parent_invocation_id"] = record["spawned_by_tool_call_id"] = None
             group.gap("cyclic_subagent_parent", record["invocation_id"], None)
@@ -250,14 +259,14 @@ def _summary(
     tools = [r for r in records if r["kind"] == "tool_call"]
     children = {r["invocation_id"] for r in invocations if r.get("parent_invocation_id") is not None}
     made_calls = [span for invocation_id, held in calls.items() for span in held]
-    times = [(span.start, span.end) for span in spans if _timed(span)]
+    times = [found for span in spans if (found := _times(span)) is not None]
     return RunSummary(
         tool_calls=len(tools),
         tool_errors=sum(1 for tool in tools if tool.get("status") in _FAILED),
         main_turns=sum(len(held) for invocation_id, held in calls.items() if invocation_id not in children),
         subagent_turns=sum(len(held) for invocation_id, held in calls.items() if invocation_id in children),
         subagent_calls=len(children),
-        duration_s=_seconds(max(end for _, end in times) - min(start for start, _ in times)) if times else None,  # type: ignore[type-var]
+        duration_s=_seconds(max(end for _, end in times) - min(start for start, _ in times)) if times else None,
         **{name: _total([span.attributes.get(key) for span in made_calls]) for name, key in _TOKENS.items()},
         extra=extra,
     )
@@ -294,6 +303,11 @@ def _map_group(group: _Group, source: str, extra: dict[str, Any]) -> tuple[dict[
     return bundle, _summary(group.spans, calls, records, extra)
 
 
+def _stated(span: Span, key: str) -> str | None:
+    """A string attribute of the span's resource, else of the span."""
+    return text(span.resource.get(key)) or text(span.attributes.get(key))
+
+
 def _key(span: Span, rollout_of_trace: dict[str, str]) -> str:
     return rollout_of_trace.get(span.trace_id, f"trace {span.trace_id}")
 
@@ -310,7 +324,9 @@ def map_spans(
     spans = list(spans)
     rollout_of_trace: dict[str, str] = {}
     for span in spans:
-        rollout_id = text(span.resource.get("gym_contract.rollout_id")) or text(span.attributes.get("gym_contract.rollout_id"))
+        rollout_id = text(span.resource.get("gym_contract.rollout_id")) or text(
+            span.attributes.get("gym_contract.rollout_id")
+        )
         if rollout_id is not None:
             rollout_of_trace.setdefault(span.trace_id, rollout_id)
     groups: dict[str, _Group] = {}
@@ -327,7 +343,10 @@ def map_spans(
         group.gap("otel_span_unreadable", None, f"{problem.where}: {problem.problem}")
     mapped = []
     for key, group in groups.items():
-        sources = [text(s.attributes.get("gym_contract.source")) or text(s.resource.get("gym_contract.source")) for s in group.spans]
+        sources = [
+            text(s.attributes.get("gym_contract.source")) or text(s.resource.get("gym_contract.source"))
+            for s in group.spans
+        ]
         source = next((found for found in sources if found is not None), "otel")
         unread, group.gaps = group.gaps, []
         rollout_id = None if key.startswith("trace ") else key

@@ -93,7 +93,9 @@ def _any_value(value: Any, depth: int = 0) -> Any:
 
 def attributes_of(pairs: Any, depth: int = 0) -> dict[str, Any]:
     """OTLP `KeyValue` pairs as a dict; a pair without a string key is skipped, a key met again keeps its last value."""
-    return {pair["key"]: _any_value(pair.get("value"), depth) for pair in objects(pairs) if isinstance(pair.get("key"), str)}
+    return {
+        pair["key"]: _any_value(pair.get("value"), depth) for pair in objects(pairs) if isinstance(pair.get("key"), str)
+    }
 
 
 def _span_id(value: Any, length: int) -> str | None:
@@ -142,7 +144,8 @@ def _span(raw: dict[str, Any], resource: dict[str, Any]) -> Span | str:
         status_code=code if code in (0, 1, 2) else 0,
         status_message=text(status.get("message")),
         events=[
-            (text(event.get("name")) or "", attributes_of(event.get("attributes"))) for event in objects(raw.get("events"))
+            (text(event.get("name")) or "", attributes_of(event.get("attributes")))
+            for event in objects(raw.get("events"))
         ],
         resource=resource,
     )
@@ -157,7 +160,8 @@ def spans_of_request(request: Any, where: str, into: OtlpInput) -> None:
         resource_spans = obj(resource_spans) or {}
         resource = attributes_of((obj(resource_spans.get("resource")) or {}).get("attributes"))
         for s, scope_spans in enumerate(objects(resource_spans.get("scopeSpans"))):
-            for n, raw in enumerate(scope_spans.get("spans") if isinstance(scope_spans.get("spans"), list) else []):
+            listed = scope_spans.get("spans")
+            for n, raw in enumerate(listed if isinstance(listed, list) else []):
                 span = _span(raw, resource) if isinstance(raw, dict) else "a span is a JSON object"
                 if isinstance(span, Span):
                     into.spans.append(span)
