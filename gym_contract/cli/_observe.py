@@ -1,4 +1,4 @@
-"""`gym-contract observe`: a harness's artifacts (or an ATIF trajectory) to observations, outcome and summary."""
+"""`gym-contract observe`: a harness's artifacts (or ATIF, or OpenTelemetry spans) to observations, outcome, summary."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ def _observe_list(args: argparse.Namespace) -> int:
         for form in declared.forms:
             print(f"  - {form.name}: {form.description}")
     print("atif  (not a harness: an ATIF trajectory document, read into the bundle alone)")
+    print("otel  (not a harness: OpenTelemetry GenAI spans in OTLP/JSON, a document per rollout or trace)")
     return EXIT_OK
 
 
