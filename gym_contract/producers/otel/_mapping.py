@@ -222,6 +222,19 @@ def _model_call_ref(group: _Group, span: Span, invocation_id: str) -> dict[str, 
     return None
 
 
+def _stated_gap(group: _Group, span: Span, event: dict[str, Any]) -> None:
+    """A gap a span states as a `gym_contract.gap` event: as stated when this package wrote it, else when well typed."""
+    gap = {key: event.get(f"gap.{key}") for key in ("code", "invocation_id", "detail")}
+    typed = isinstance(gap["code"], str) and gap["code"] != ""
+    typed = typed and all(value is None or isinstance(value, str) for value in gap.values())
+    if _ours(span) or typed:
+        group.gaps.append(gap)
+    else:
+        where = f"span {span.span_id} of trace {span.trace_id}"
+        detail = f"{where}: a gym_contract.gap event needs a gap.code string, and strings for the rest"
+        group.gap("otel_span_unreadable", None, detail)
+
+
 def _on_cycle(invocation_id: str, parent_of: dict[str, str | None]) -> bool:
     seen: set[str] = set()
     current = parent_of.get(invocation_id)
@@ -296,11 +309,26 @@ def _map_group(group: _Group, source: str, extra: dict[str, Any]) -> tuple[dict[
     for span in group.spans:
         for name, event in span.events:
             if name == "gym_contract.gap":
-                group.gaps.append({key: event.get(f"gap.{key}") for key in ("code", "invocation_id", "detail")})
+                _stated_gap(group, span, event)
     made = list(group.made.values())
     records = [*made, *({k: v for k, v in r.items() if v is not None} for r in invocations), *tools]
     bundle = {"source": source, "records": records, "gaps": group.gaps}
     return bundle, _summary(group.spans, calls, records, extra)
+
+
+def _first_of_each(spans: Iterable[Span]) -> tuple[list[Span], list[Span]]:
+    """Each span once, the first given with its ids, and the later ones that differ from it.
+
+    A span sent twice (an exporter's retry the Collector wrote twice) is the same fact told twice;
+    two different spans under one pair of ids cannot both be read, and the later is named by a gap.
+    """
+    first: dict[tuple[str, str], Span] = {}
+    conflicting = []
+    for span in spans:
+        known = first.setdefault((span.trace_id, span.span_id), span)
+        if known is not span and known != span:
+            conflicting.append(span)
+    return list(first.values()), conflicting
 
 
 def _stated(span: Span, key: str) -> str | None:
@@ -321,7 +349,7 @@ def map_spans(
     (`gym_contract.model_server`). An unreadable span becomes a gap of its trace's bundle (of a bundle
     of its own when its trace has no readable span).
     """
-    spans = list(spans)
+    spans, repeated = _first_of_each(spans)
     rollout_of_trace: dict[str, str] = {}
     for span in spans:
         rollout_id = text(span.resource.get("gym_contract.rollout_id")) or text(
@@ -341,6 +369,9 @@ def map_spans(
         group = groups.setdefault(key, _Group([], model_ref))
         traces.setdefault(key, [problem.trace_id] if problem.trace_id else [])
         group.gap("otel_span_unreadable", None, f"{problem.where}: {problem.problem}")
+    for span in repeated:
+        detail = f"span {span.span_id} of trace {span.trace_id} is in the input twice, saying different things"
+        groups[_key(span, rollout_of_trace)].gap("otel_span_conflict", None, detail)
     mapped = []
     for key, group in groups.items():
         sources = [
