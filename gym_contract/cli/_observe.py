@@ -125,7 +125,7 @@ def _observe_otel(args: argparse.Namespace) -> int:
     for diagnostic in read.damaged:
         say_damaged(diagnostic)
     for problem in read.unreadable:
-        say(f"{args.spans}: {problem.where}: span not read: {problem.problem}")
+        say(f"{args.spans}: {problem.where}: not read: {problem.problem}")
     if not observed:
         return usage_error(f"{args.spans}: no span could be read: nothing to observe")
     status = EXIT_OK

@@ -363,6 +363,14 @@ def test_a_span_that_cannot_be_read_is_a_gap_of_its_trace_and_a_line_on_stderr()
     good = span("invoke_agent", "02", None, {"gen_ai.operation.name": "invoke_agent"})
     result = gym_contract("observe", "otel", "-", stdin=json.dumps(request(broken, good)))
     assert result.returncode == 1
-    assert "resourceSpans/0/scopeSpans/0/spans/0: span not read" in result.stderr
+    assert "resourceSpans/0/scopeSpans/0/spans/0: not read: a span needs" in result.stderr
     [document] = documents(result.stdout)
     assert [g["code"] for g in document["ng_agent_observations"]["gaps"]].count("otel_span_unreadable") == 1
+
+
+def test_a_file_of_something_else_is_named_line_by_line_and_exits_2():
+    result = gym_contract("observe", "otel", "examples/rollouts.jsonl")
+    assert result.returncode == 2
+    assert "line 1: not read: not an ExportTraceServiceRequest: no resourceSpans list" in result.stderr
+    assert "no span could be read" in result.stderr
+    assert result.stdout == ""

@@ -347,7 +347,8 @@ def map_spans(
 
     ``model_ref`` names the model server of model-call spans that do not name one
     (`gym_contract.model_server`). An unreadable span becomes a gap of its trace's bundle (of a bundle
-    of its own when its trace has no readable span).
+    of its own when its trace has no readable span); one without a trace id belongs to no bundle, and
+    only its reader can report it.
     """
     spans, repeated = _first_of_each(spans)
     rollout_of_trace: dict[str, str] = {}
@@ -365,9 +366,11 @@ def map_spans(
         if span.trace_id not in traces.setdefault(key, []):
             traces[key].append(span.trace_id)
     for problem in unreadable:
-        key = rollout_of_trace.get(problem.trace_id or "", f"trace {problem.trace_id}")
+        if problem.trace_id is None:
+            continue  # no trace to tell: the reader reports it (observe otel, on stderr)
+        key = rollout_of_trace.get(problem.trace_id, f"trace {problem.trace_id}")
         group = groups.setdefault(key, _Group([], model_ref))
-        traces.setdefault(key, [problem.trace_id] if problem.trace_id else [])
+        traces.setdefault(key, [problem.trace_id])
         group.gap("otel_span_unreadable", None, f"{problem.where}: {problem.problem}")
     for span in repeated:
         detail = f"span {span.span_id} of trace {span.trace_id} is in the input twice, saying different things"

@@ -153,10 +153,10 @@ def _span(raw: dict[str, Any], resource: dict[str, Any]) -> Span | str:
 
 def spans_of_request(request: Any, where: str, into: OtlpInput) -> None:
     """Add the spans of one `ExportTraceServiceRequest` (a JSON object) to ``into``; ``where`` names it in problems."""
-    if not isinstance(request, dict) or not isinstance(request.get("resourceSpans", []), list):
+    if not isinstance(request, dict) or not isinstance(request.get("resourceSpans"), list):
         into.unreadable.append(Unreadable(None, where, "not an ExportTraceServiceRequest: no resourceSpans list"))
         return
-    for r, resource_spans in enumerate(request.get("resourceSpans", [])):
+    for r, resource_spans in enumerate(request["resourceSpans"]):
         resource_spans = obj(resource_spans) or {}
         resource = attributes_of((obj(resource_spans.get("resource")) or {}).get("attributes"))
         for s, scope_spans in enumerate(objects(resource_spans.get("scopeSpans"))):
