@@ -374,3 +374,23 @@ def test_a_file_of_something_else_is_named_line_by_line_and_exits_2():
     assert "line 1: not read: not an ExportTraceServiceRequest: no resourceSpans list" in result.stderr
     assert "no span could be read" in result.stderr
     assert result.stdout == ""
+
+
+def test_invocation_ids_stay_unique_across_the_traces_of_one_rollout_whatever_the_spans_name():
+    agent = {"gen_ai.operation.name": "invoke_agent", "gym_contract.rollout_id": "7-0"}
+    observed = observe(
+        request(
+            span("invoke_agent", "01", None, agent, trace="01" * 16),
+            span("invoke_agent", "01", None, agent, trace="02" * 16),
+            span("invoke_agent", "02", None, {**agent, "gen_ai.agent.id": f"span-{'03' * 8}"}, trace="02" * 16),
+            span("invoke_agent", "03", None, agent, trace="02" * 16),
+            span("execute_tool", "04", None, {"gen_ai.operation.name": "execute_tool", "gen_ai.agent.id": "x",
+                                              "gen_ai.tool.call.id": "c"}, trace="02" * 16),
+        )
+    )  # fmt: skip
+    [bundle] = [o.bundle for o in observed]
+    ids = [r["invocation_id"] for r in bundle["records"] if r["kind"] == "agent_invocation"]
+    assert len(ids) == len(set(ids)) == 5
+    assert f"span-{'01' * 16}-{'01' * 8}" in ids
+    assert f"span-{'03' * 8}#2" in ids
+    assert [d for d in iter_diagnostics(bundle, "bundle") if d.severity == "error"] == []

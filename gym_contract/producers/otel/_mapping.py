@@ -9,6 +9,7 @@ do not say is named by a gap.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -97,6 +98,17 @@ class _Group:
     """(trace id, span id) of each invoke_agent span -> its invocation id."""
     made: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Invocations made for spans that no invoke_agent span encloses, by trace id."""
+    used: set[str] = field(default_factory=set)
+    """The invocation ids given so far."""
+
+    def unique(self, wanted: str) -> str:
+        """``wanted`` as an invocation id no other invocation of the bundle has."""
+        made, number = wanted, 1
+        while made in self.used:
+            number += 1
+            made = f"{wanted}#{number}"
+        self.used.add(made)
+        return made
 
     def gap(self, code: str, invocation_id: str | None, detail: str | None) -> None:
         self.gaps.append({"code": code, "invocation_id": invocation_id, "detail": detail})
@@ -126,12 +138,13 @@ class _Group:
         if invocation_id is not None:
             return invocation_id
         if span.trace_id not in self.made:
-            made = {"kind": "agent_invocation", "invocation_id": f"trace-{span.trace_id}", "status": "unknown"}
+            made_id = self.unique(f"trace-{span.trace_id}")
+            made = {"kind": "agent_invocation", "invocation_id": made_id, "status": "unknown"}
             self.made[span.trace_id] = made
             detail = "model call and tool spans outside any invoke_agent span"
             self.gap("otel_agent_span_missing", made["invocation_id"], detail)
-        made_id: str = self.made[span.trace_id]["invocation_id"]
-        return made_id
+        found: str = self.made[span.trace_id]["invocation_id"]
+        return found
 
 
 def _status(span: Span) -> str:
@@ -141,14 +154,22 @@ def _status(span: Span) -> str:
 
 
 def _invocation_ids(group: _Group, agents: list[Span]) -> None:
-    """Each invoke_agent span's invocation id: its `gen_ai.agent.id` when no other span of the bundle has it."""
+    """Each invoke_agent span's invocation id: its `gen_ai.agent.id` when no other span of the bundle has it.
+
+    An agent invoked twice is told apart by its span (`<agent id>@<span id>`), a span with no agent
+    id is `span-<span id>`; the trace id is put before a span id that another trace of the bundle
+    uses too, and `#2`, `#3`, … after an id that is taken all the same.
+    """
     named = [text(span.attributes.get("gen_ai.agent.id")) for span in agents]
+    agent_ids = Counter(named)
+    span_ids = Counter(span.span_id for span in agents)
     for span, agent_id in zip(agents, named, strict=True):
-        if agent_id is not None and named.count(agent_id) == 1:
-            invocation_id = agent_id
-        else:  # an agent invoked twice: each invocation is told apart by its span
-            invocation_id = f"{agent_id}@{span.span_id}" if agent_id is not None else f"span-{span.span_id}"
-        group.invocation_of[(span.trace_id, span.span_id)] = invocation_id
+        where = span.span_id if span_ids[span.span_id] == 1 else f"{span.trace_id}-{span.span_id}"
+        if agent_id is not None and agent_ids[agent_id] == 1:
+            wanted = agent_id
+        else:
+            wanted = f"{agent_id}@{where}" if agent_id is not None else f"span-{where}"
+        group.invocation_of[(span.trace_id, span.span_id)] = group.unique(wanted)
 
 
 def _invocation(group: _Group, span: Span) -> dict[str, Any]:
