@@ -14,7 +14,7 @@ from hypothesis import given
 
 from gym_contract import iter_diagnostics
 from gym_contract import strategies as contract
-from gym_contract._deep_values import exact_repr
+from gym_contract._json_writing import dumps
 from gym_contract._values import finite, text
 from gym_contract.interop import to_otel
 from gym_contract.producers.otel import ObservedSpans, OtlpInput, map_spans
@@ -48,11 +48,11 @@ def _times(tool: dict[str, Any]) -> dict[str, float]:
 
 
 def carried(bundle: dict[str, Any]) -> dict[str, Any]:
-    """The bundle as its spans can carry it (docs/guides/otel.md, "What is not carried back").
+    """The bundle as its spans carry it (docs/guides/otel.md, "What is not carried back").
 
-    Invocations and tool calls keep every field but the conversation and the model-call references
-    (model calls are spans only when the export has the captured calls); a record repeated with the
-    same id is one span, the first; compactions and sandboxes are no spans; times are nanoseconds.
+    Each invocation and tool call is a span that keeps every field but the conversation, its times
+    to the nanosecond; any other record (a compaction, a sandbox, a record told again with the same
+    id) is an event that keeps it whole.
     """
     records: list[dict[str, Any]] = []
     invocations: set[str] = set()
@@ -69,7 +69,8 @@ def carried(bundle: dict[str, Any]) -> dict[str, Any]:
                 "duration_ms": finite(record.get("duration_ms")),
                 "error_type": text(record.get("error_type")),
             }
-            records.append({**{k: v for k, v in kept.items() if v is not None}, "model_calls": []})
+            refs = record.get("model_calls")
+            records.append({**{k: v for k, v in kept.items() if v is not None}, "model_calls": refs or []})
         elif record.get("kind") == "tool_call" and (record["invocation_id"], record["tool_call_id"]) not in tools:
             tools.add((record["invocation_id"], record["tool_call_id"]))
             kept = {
@@ -85,16 +86,15 @@ def carried(bundle: dict[str, Any]) -> dict[str, Any]:
                 **_times(record),
             }
             records.append({k: v for k, v in kept.items() if v is not None})
-    gaps = [
-        {"code": g.get("code"), "invocation_id": g.get("invocation_id"), "detail": g.get("detail")}
-        for g in bundle.get("gaps", [])
-    ]
+        else:
+            records.append(record)
+    gaps = [{key: gap.get(key) for key in ("code", "invocation_id", "detail")} for gap in bundle.get("gaps", [])]
     return {"source": bundle["source"], "records": _sorted(records), "gaps": _sorted(gaps)}
 
 
 def _sorted(values: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Records and gaps are unordered (the contract): compared as multisets."""
-    return sorted(values, key=exact_repr)
+    return sorted(values, key=lambda value: dumps(value, sort_keys=True))
 
 
 def round_trip(bundle: dict[str, Any]) -> dict[str, Any]:
@@ -219,7 +219,12 @@ def test_every_field_a_span_carries_comes_back():
         "source": "hermes",
         "records": [
             {"kind": "agent_invocation", "invocation_id": "root", "status": "failed", "error_type": "context_overflow",
-             "duration_ms": 1234.5},
+             "duration_ms": 1234.5, "model_calls": [{"model_call_id": "m1"},
+                                                    {"model_ref": {"type": "responses_api_models", "name": "policy"},
+                                                     "response_id": "resp_1"}]},
+            {"kind": "context_compaction", "invocation_id": "root", "observed_at": 1788358334.5, "tokens_before": 9,
+             "tokens_after": 3, "outcome": "completed", "before_model_call": {"model_call_id": "m1"}},
+            {"kind": "sandbox", "role": "agent", "sandbox_id": "box-1", "outcome": "completed", "wall_time_s": 2.5},
             {"kind": "agent_invocation", "invocation_id": "sub", "parent_invocation_id": "absent",
              "spawned_by_tool_call_id": "t1", "status": "incomplete"},
             {"kind": "tool_call", "invocation_id": "root", "tool_call_id": "t1", "tool_name": "terminal",
@@ -232,6 +237,10 @@ def test_every_field_a_span_carries_comes_back():
     }  # fmt: skip
     expected = carried(bundle)
     assert round_trip(bundle) == expected
+    [observed] = observe(to_otel([bundle]))
+    assert [d for d in iter_diagnostics(observed.bundle, "bundle") if d.severity == "error"] == []
+    kinds = sorted(r["kind"] for r in observed.bundle["records"])
+    assert kinds == ["agent_invocation", "agent_invocation", "context_compaction", "sandbox", "tool_call", "tool_call"]
     tools = {r["tool_call_id"]: r for r in expected["records"] if r["kind"] == "tool_call"}
     assert tools["t1"]["sandbox_id"] == "box-1"
     assert tools["t1"]["duration_ms"] == 999.0

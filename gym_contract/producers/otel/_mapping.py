@@ -19,6 +19,7 @@ from gym_contract._parent_links import caught_in_cycles
 from gym_contract._values import count, finite, text
 from gym_contract.producers._kit import Observed, RunSummary
 from gym_contract.producers.otel._otlp import Span, Unreadable
+from gym_contract.reading._json_parsing import loads
 
 __all__ = ["MODEL_CALL_OPERATIONS", "ObservedSpans", "map_spans"]
 
@@ -190,8 +191,26 @@ def _invocation(group: _Group, span: Span) -> dict[str, Any]:
             group.gap("subagent_spawn_tool_unavailable", invocation_id, None)
         group.gap("agent_transcript_unavailable", invocation_id, None)
     record |= {"parent_invocation_id": parent, "spawned_by_tool_call_id": spawned_by, "status": status}
-    record |= {"duration_ms": duration, "error_type": text(attributes.get("error.type")), "model_calls": []}
+    record |= {"duration_ms": duration, "error_type": text(attributes.get("error.type"))}
+    ours = _ours(span)
+    record["model_calls"] = _json_values(group, span, attributes, "gym_contract.model_calls") if ours else []
     return record
+
+
+def _json_values(group: _Group, span: Span, attributes: dict[str, Any], key: str) -> list[Any]:
+    """The values a span this package wrote states as JSON texts (an attribute holds no objects)."""
+    texts = attributes.get(key)
+    values = []
+    for value in texts if isinstance(texts, list) else [texts] if texts is not None else []:
+        try:
+            values.append(loads(value) if isinstance(value, str) else None)
+        except ValueError:  # orjson's JSONDecodeError: the text was not written by this package
+            values.append(None)
+        if values[-1] is None:
+            values.pop()
+            detail = f"span {span.span_id} of trace {span.trace_id}: {key} holds a value that is not JSON text"
+            group.gap("otel_span_unreadable", None, detail)
+    return values
 
 
 def _tool(group: _Group, span: Span) -> dict[str, Any] | None:
@@ -314,6 +333,7 @@ def _map_group(group: _Group, source: str, extra: dict[str, Any]) -> tuple[dict[
     _cut_cycles(group, agents, invocations)
     tools = [tool for span in group.spans if _operation(span) == "execute_tool" if (tool := _tool(group, span))]
     by_invocation = {record["invocation_id"]: record for record in invocations}
+    by_invocation_span = {record["invocation_id"]: span for record, span in zip(invocations, agents, strict=True)}
     calls: dict[str, list[Span]] = {}
     for span in group.spans:
         if _operation(span) not in MODEL_CALL_OPERATIONS:
@@ -323,16 +343,21 @@ def _map_group(group: _Group, source: str, extra: dict[str, Any]) -> tuple[dict[
             continue  # a captured call no invocation referenced: the export hangs it off the rollout
         holder = owner or group.holder(span)
         calls.setdefault(holder, []).append(span)
+        if _ours(span) and "gym_contract.model_calls" in by_invocation_span[owner or ""].attributes:
+            continue  # the invocation states its references exactly: the call is one of them
         ref = _model_call_ref(group, span, holder)
         record = by_invocation.get(holder) or group.made.get(span.trace_id)
         if ref is not None and record is not None:
             record.setdefault("model_calls", []).append(ref)
+    stated: list[Any] = []
     for span in group.spans:
         for name, event in span.events:
             if name == "gym_contract.gap":
                 _stated_gap(group, span, event)
+            elif name == "gym_contract.record" and _ours(span):
+                stated += _json_values(group, span, event, "gym_contract.record")
     made = list(group.made.values())
-    records = [*made, *({k: v for k, v in r.items() if v is not None} for r in invocations), *tools]
+    records = [*made, *({k: v for k, v in r.items() if v is not None} for r in invocations), *tools, *stated]
     bundle = {"source": source, "records": records, "gaps": group.gaps}
     return bundle, _summary(group.spans, calls, records, extra)
 
