@@ -403,3 +403,14 @@ def test_invocation_ids_stay_unique_across_the_traces_of_one_rollout_whatever_th
     assert f"span-{'01' * 16}-{'01' * 8}" in ids
     assert f"span-{'03' * 8}#2" in ids
     assert [d for d in iter_diagnostics(bundle, "bundle") if d.severity == "error"] == []
+
+
+def test_numbers_written_as_text_are_read_only_when_they_are_decimal_digits():
+    tool = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.call.id": "c1"}
+    odd = span("execute_tool", "01", None, tool, start="²", end="1788000001000000000")
+    odd["attributes"].append({"key": "gen_ai.usage.input_tokens", "value": {"intValue": "--5"}})
+    odd["attributes"].append({"key": "gym_contract.rollout_id", "value": {"intValue": "٣"}})
+    [observed] = observe(request(odd))
+    [record] = [r for r in observed.bundle["records"] if r["kind"] == "tool_call"]
+    assert "started_at" not in record
+    assert observed.rollout_id is None

@@ -41,7 +41,7 @@ def _value(draw: st.DrawFn) -> dict[str, Any]:
     if kind == "stringValue":
         return {kind: draw(st.sampled_from(["r1", "r2", "coder", "call_1", "call_1", ""]))}
     if kind == "intValue":
-        return {kind: draw(st.sampled_from(["12", "-3", "x", 7]))}
+        return {kind: draw(st.sampled_from(["12", "-3", "x", 7, "²", "--5", "-"]))}
     if kind == "doubleValue":
         return {kind: draw(st.sampled_from([1.5, "NaN", True]))}
     if kind == "boolValue":
@@ -64,7 +64,7 @@ def requests(draw: st.DrawFn) -> dict[str, Any]:
                 "gen_ai.usage.input_tokens", "gym_contract.model_server", "gym_contract.rollout_id"]  # fmt: skip
         for key in draw(st.lists(st.sampled_from(keys), max_size=4)):
             attributes.append({"key": key, "value": _value(draw)})
-        start = draw(st.sampled_from(["0", "1788000000000000000", "1788000001000000000", 5, "x"]))
+        start = draw(st.sampled_from(["0", "1788000000000000000", "1788000001000000000", 5, "x", "²", -1]))
         span: dict[str, Any] = {
             "traceId": draw(st.sampled_from(TRACE_IDS)),
             "spanId": span_id,

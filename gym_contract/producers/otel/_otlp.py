@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,8 @@ from gym_contract.reading._sources import open_source
 __all__ = ["OtlpInput", "Span", "Unreadable", "read_otlp", "spans_of_request"]
 
 _HEX = frozenset("0123456789abcdef")
+_DECIMAL = re.compile(r"-?[0-9]+")
+"""A 64-bit integer as OTLP/JSON writes it: ASCII digits only (`str.isdigit` takes `²`, which `int` refuses)."""
 _MAX_VALUE_DEPTH = 16
 """How deep an attribute value's arrays and key-value lists are read; deeper parts are kept as None."""
 
@@ -74,7 +77,7 @@ def _any_value(value: Any, depth: int = 0) -> Any:
         return value["boolValue"] if isinstance(value["boolValue"], bool) else None
     if "intValue" in value:
         number = value["intValue"]
-        if isinstance(number, str) and number.lstrip("-").isdigit():
+        if isinstance(number, str) and _DECIMAL.fullmatch(number):
             return int(number)
         return integer(number)
     if "doubleValue" in value:
@@ -114,7 +117,7 @@ def _span_id(value: Any, length: int) -> str | None:
 
 def _nanos(value: Any) -> int | None:
     """A time in nanoseconds since the epoch (a decimal string or an integer); None for 0, which OTLP means as unset."""
-    if isinstance(value, str) and value.isdigit():
+    if isinstance(value, str) and _DECIMAL.fullmatch(value):
         value = int(value)
     number = integer(value)
     return number if number is not None and number > 0 else None
