@@ -414,3 +414,22 @@ def test_numbers_written_as_text_are_read_only_when_they_are_decimal_digits():
     [record] = [r for r in observed.bundle["records"] if r["kind"] == "tool_call"]
     assert "started_at" not in record
     assert observed.rollout_id is None
+
+
+def test_the_run_summary_counts_each_tool_call_once_and_the_compactions_the_export_carries():
+    bundle = {
+        "source": "pi",
+        "records": [
+            {"kind": "agent_invocation", "invocation_id": "root"},
+            {"kind": "tool_call", "invocation_id": "root", "tool_call_id": "t", "status": "failed"},
+            {"kind": "tool_call", "invocation_id": "root", "tool_call_id": "t", "status": "completed"},
+            {"kind": "context_compaction", "invocation_id": "root", "tokens_before": 9},
+            {"invocation_id": "root", "note": "a record of no kind, as a broken bundle may hold"},
+        ],
+    }
+    [observed] = observe(to_otel([bundle]))
+    assert (observed.summary.tool_calls, observed.summary.tool_errors, observed.summary.compactions) == (1, 1, 1)
+    assert len(observed.bundle["records"]) == 5
+    agent = span("invoke_agent", "01", None, {"gen_ai.operation.name": "invoke_agent"})
+    [foreign] = observe(request(agent))
+    assert foreign.summary.compactions is None

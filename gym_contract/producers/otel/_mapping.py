@@ -306,21 +306,29 @@ def _total(values: list[Any]) -> int | None:
 
 
 def _summary(
-    spans: list[Span], calls: dict[str, list[Span]], records: list[dict[str, Any]], extra: dict[str, Any]
+    spans: list[Span],
+    calls: dict[str, list[Span]],
+    mapped: list[dict[str, Any]],
+    stated: list[Any],
+    extra: dict[str, Any],
 ) -> RunSummary:
-    invocations = [r for r in records if r["kind"] == "agent_invocation"]
-    tools = [r for r in records if r["kind"] == "tool_call"]
+    """The run summary of the records mapped from spans; compactions only from spans this package wrote."""
+    invocations = [r for r in mapped if r["kind"] == "agent_invocation"]
+    tools = [r for r in mapped if r["kind"] == "tool_call"]
     children = {r["invocation_id"] for r in invocations if r.get("parent_invocation_id") is not None}
-    made_calls = [span for invocation_id, held in calls.items() for span in held]
+    held = [span for spans_held in calls.values() for span in spans_held]
     times = [found for span in spans if (found := _times(span)) is not None]
+    compactions = sum(1 for r in stated if isinstance(r, dict) and r.get("kind") == "context_compaction")
     return RunSummary(
         tool_calls=len(tools),
         tool_errors=sum(1 for tool in tools if tool.get("status") in _FAILED),
-        main_turns=sum(len(held) for invocation_id, held in calls.items() if invocation_id not in children),
-        subagent_turns=sum(len(held) for invocation_id, held in calls.items() if invocation_id in children),
+        main_turns=sum(len(spans_held) for owner, spans_held in calls.items() if owner not in children),
+        subagent_turns=sum(len(spans_held) for owner, spans_held in calls.items() if owner in children),
         subagent_calls=len(children),
+        # Other instrumentations write no compaction: how many there were is unknown, not 0.
+        compactions=compactions if any(_ours(span) for span in spans) else None,
         duration_s=_seconds(max(end for _, end in times) - min(start for start, _ in times)) if times else None,
-        **{name: _total([span.attributes.get(key) for span in made_calls]) for name, key in _TOKENS.items()},
+        **{name: _total([span.attributes.get(key) for span in held]) for name, key in _TOKENS.items()},
         extra=extra,
     )
 
@@ -357,9 +365,9 @@ def _map_group(group: _Group, source: str, extra: dict[str, Any]) -> tuple[dict[
             elif name == "gym_contract.record" and _ours(span):
                 stated += _json_values(group, span, event, "gym_contract.record")
     made = list(group.made.values())
-    records = [*made, *({k: v for k, v in r.items() if v is not None} for r in invocations), *tools, *stated]
-    bundle = {"source": source, "records": records, "gaps": group.gaps}
-    return bundle, _summary(group.spans, calls, records, extra)
+    mapped = [*made, *({k: v for k, v in r.items() if v is not None} for r in invocations), *tools]
+    bundle = {"source": source, "records": [*mapped, *stated], "gaps": group.gaps}
+    return bundle, _summary(group.spans, calls, mapped, stated, extra)
 
 
 def _first_of_each(spans: Iterable[Span]) -> tuple[list[Span], list[Span]]:
