@@ -15,6 +15,7 @@ strings, and 64-bit integers (times in nanoseconds, token counts) are decimal st
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -261,16 +262,28 @@ def _rollout_trace(evidence: Evidence, key: str) -> list[dict[str, Any]]:
         )
     for record in evidence.records:  # compactions, sandboxes, a record told twice: kept whole, as JSON text
         holder = spans.get(text(record.get("invocation_id")), root)
-        whole = _attributes({"gym_contract.record": dumps(record).decode()})
+        whole = _attributes({"gym_contract.record": _json_text(record)})
         holder["events"].append(
             {"timeUnixNano": holder["startTimeUnixNano"], "name": "gym_contract.record", "attributes": whole}
         )
     return trace.spans
 
 
+def _json_text(value: Any) -> str:
+    """A value as its JSON text, numbers past 64 bits whole. One that no JSON text holds (a lone surrogate, a key
+    that is no string) is written in ASCII all the same, escapes and all, for a reader to refuse, not misread."""
+    try:
+        return dumps(value).decode()
+    except TypeError:
+        try:
+            return json.dumps(value, ensure_ascii=True, separators=(",", ":"), default=exact_repr)
+        except (TypeError, ValueError, RecursionError):
+            return exact_repr(value).encode("ascii", "backslashreplace").decode()
+
+
 def _json_texts(values: Any) -> list[str] | None:
     """Each of a list's values as its JSON text (an attribute holds no objects); None for an empty list or none."""
-    return [dumps(value).decode() for value in values] if isinstance(values, list) and values else None
+    return [_json_text(value) for value in values] if isinstance(values, list) and values else None
 
 
 def to_otel(values: Iterable[Any]) -> dict[str, Any]:

@@ -433,3 +433,18 @@ def test_the_run_summary_counts_each_tool_call_once_and_the_compactions_the_expo
     agent = span("invoke_agent", "01", None, {"gen_ai.operation.name": "invoke_agent"})
     [foreign] = observe(request(agent))
     assert foreign.summary.compactions is None
+
+
+def test_a_record_no_json_text_holds_is_exported_as_text_all_the_same_and_read_back_as_a_gap():
+    bundle = {
+        "source": "pi",
+        "records": [
+            {"kind": "agent_invocation", "invocation_id": "root"},
+            {"kind": "context_compaction", "invocation_id": "root", "summary": "\ud800"},
+        ],
+    }
+    request = to_otel([bundle])
+    text = dumps(request)  # every attribute the export adds is JSON text, whatever the record holds
+    [observed] = observe(json.loads(text))
+    assert [r["kind"] for r in observed.bundle["records"]] == ["agent_invocation"]
+    assert [g["code"] for g in observed.bundle["gaps"]] == ["otel_span_unreadable"]
