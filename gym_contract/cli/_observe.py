@@ -126,8 +126,11 @@ def _observe_otel(args: argparse.Namespace) -> int:
         say_damaged(diagnostic)
     for problem in read.unreadable:
         say(f"{args.spans}: {problem.where}: not read: {problem.problem}")
-    if not observed:
+    if not observed and (read.damaged or read.unreadable):
         return usage_error(f"{args.spans}: no span could be read: nothing to observe")
+    if not observed:  # well-formed, and empty: nothing was observed, which a run never leaves
+        say(f"{args.spans}: the input holds no span: nothing to observe")
+        return EXIT_INVALID
     status = EXIT_OK
     for spans in observed:
         try:

@@ -208,7 +208,8 @@ def register_observe(commands: Any) -> None:
         "run_summary) per bundle: per gym_contract.rollout_id attribute, else per trace. invoke_agent spans are "
         "the invocations, chat spans their model calls, execute_tool spans the tool calls; what the spans do not "
         "say is named by gaps. A damaged line is reported with its number and the others are read. Exit 1 when a "
-        "line or span was damaged or a bundle breaks the contract, 2 when the input cannot be read.",
+        "line or span was damaged, a bundle breaks the contract or there is no span at all, 2 when the input "
+        "cannot be read.",
     )
     otel.add_argument("spans", metavar="SPANS", help="OTLP/JSON traces (.json, JSONL, .gz, .zst); - for stdin")
     otel.add_argument(

@@ -448,3 +448,10 @@ def test_a_record_no_json_text_holds_is_exported_as_text_all_the_same_and_read_b
     [observed] = observe(json.loads(text))
     assert [r["kind"] for r in observed.bundle["records"]] == ["agent_invocation"]
     assert [g["code"] for g in observed.bundle["gaps"]] == ["otel_span_unreadable"]
+
+
+def test_a_request_of_no_spans_observes_nothing_and_exits_1():
+    result = gym_contract("observe", "otel", "-", stdin=json.dumps(to_otel([])))
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert "holds no span" in result.stderr
