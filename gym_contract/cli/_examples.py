@@ -85,6 +85,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "gym-contract outcome codex examples/codex/exec-json/exec-run.jsonl --exit-code 0",
         "cat examples/codex/exec-json/exec-run.jsonl | gym-contract outcome codex - --exit-code 1",
     ),
+    "observe otel": (
+        "gym-contract export otel examples/rollout-7-0.jsonl -o spans.json && gym-contract observe otel spans.json",
+        "gym-contract export otel examples/rollouts.jsonl | gym-contract observe otel -",
+    ),
     "observe pi": (
         "gym-contract observe pi examples/pi/pi-mono-2025-11/before-compaction.jsonl --model-ref policy",
         "gym-contract observe pi examples/pi/pi-mono-2025-11/large-session.jsonl --exit-code 0",

@@ -1,4 +1,4 @@
-"""`gym-contract observe`: a harness's artifacts (or an ATIF trajectory) to observations, outcome and summary."""
+"""`gym-contract observe`: a harness's artifacts (or ATIF, or OpenTelemetry spans) to observations, outcome, summary."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ def _observe_list(args: argparse.Namespace) -> int:
         for form in declared.forms:
             print(f"  - {form.name}: {form.description}")
     print("atif  (not a harness: an ATIF trajectory document, read into the bundle alone)")
+    print("otel  (not a harness: OpenTelemetry GenAI spans in OTLP/JSON, a document per rollout or trace)")
     return EXIT_OK
 
 
@@ -109,3 +110,37 @@ def _observe_atif(args: argparse.Namespace) -> int:
         say(f"{diagnostic.path or '/'}: {diagnostic.code}: {diagnostic.message}")
     print_json(bundle)
     return EXIT_INVALID if problems else EXIT_OK
+
+
+def _observe_otel(args: argparse.Namespace) -> int:
+    """`observe otel SPANS`: one document per bundle the spans make, one after another."""
+    from gym_contract.cli._common import say_damaged
+    from gym_contract.producers.otel import observe_otel
+    from gym_contract.reading._sources import InputUnreadable
+
+    try:
+        observed, read = observe_otel(args.spans, model_ref=args.model_ref)
+    except InputUnreadable as error:
+        return usage_error(str(error))
+    for diagnostic in read.damaged:
+        say_damaged(diagnostic)
+    for problem in read.unreadable:
+        say(f"{args.spans}: {problem.where}: not read: {problem.problem}")
+    if not observed and (read.damaged or read.unreadable):
+        return usage_error(f"{args.spans}: no span could be read: nothing to observe")
+    if not observed:  # well-formed, and empty: nothing was observed, which a run never leaves
+        say(f"{args.spans}: the input holds no span: nothing to observe")
+        return EXIT_INVALID
+    status = EXIT_OK
+    for spans in observed:
+        try:
+            document = spans.observed()
+        except ValueError:  # spans that state a broken invocation tree: the document is printed as read
+            problems = [d for d in iter_diagnostics(spans.bundle, "bundle") if d.severity == "error"]
+            for diagnostic in problems:
+                say(f"ng_agent_observations{diagnostic.path}: {diagnostic.code}: {diagnostic.message}")
+            print_json(spans.document())
+            status = EXIT_INVALID
+            continue
+        status = max(status, print_observed(document))
+    return EXIT_INVALID if read.damaged or read.unreadable else status

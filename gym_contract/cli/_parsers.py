@@ -217,6 +217,22 @@ def register_observe(commands: Any) -> None:
     atif.add_argument("trajectory", metavar="TRAJECTORY.json", help="the ATIF trajectory document; - for stdin")
     atif.set_defaults(handler=_deferred("gym_contract.cli._observe", "_observe_atif"))
 
+    otel = harnesses.add_parser(
+        "otel",
+        help="OpenTelemetry GenAI spans in OTLP/JSON (export otel's document, or a Collector file exporter's JSONL)",
+        description="Read OTLP/JSON traces and print one document (ng_agent_observations, ng_agent_outcome, "
+        "run_summary) per bundle: per gym_contract.rollout_id attribute, else per trace. invoke_agent spans are "
+        "the invocations, chat spans their model calls, execute_tool spans the tool calls; what the spans do not "
+        "say is named by gaps. A damaged line is reported with its number and the others are read. Exit 1 when a "
+        "line or span was damaged, a bundle breaks the contract or there is no span at all, 2 when the input "
+        "cannot be read.",
+    )
+    otel.add_argument("spans", metavar="SPANS", help="OTLP/JSON traces (.json, JSONL, .gz, .zst); - for stdin")
+    otel.add_argument(
+        "--model-ref", metavar="NAME", help="model server of chat spans that name none (gym_contract.model_server)"
+    )
+    otel.set_defaults(handler=_deferred("gym_contract.cli._observe", "_observe_otel"))
+
 
 def producer_command(
     harnesses: Any, name: str, *, help: str, description: str, path: str, path_help: str

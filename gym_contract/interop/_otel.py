@@ -2,9 +2,11 @@
 
 One trace per rollout: a rollout span; under it one `invoke_agent` span per invocation, nested as the
 invocation tree is; under each, its `chat` spans (the captured model calls it references) and its
-`execute_tool` spans. Gaps are span events. Trace and span ids are hashes of the rollout id and the
-ids of what each span stands for, so the same rollouts always give the same bytes; a rollout id
-that comes again is hashed with its count (`7-0 #2`), so that every record is a trace of its own.
+`execute_tool` spans. Gaps are span events, and so are the records no span stands for (compactions,
+sandboxes, a record told twice), each kept whole as its JSON text. Trace and span ids are hashes of
+the rollout id and the ids of what each span stands for, so the same rollouts always give the same
+bytes; a rollout id that comes again is hashed with its count (`7-0 #2`), so that every record is a
+trace of its own.
 
 OTLP/JSON differs from protobuf's JSON mapping in two ways that this writer follows: ids are hex
 strings, and 64-bit integers (times in nanoseconds, token counts) are decimal strings.
@@ -13,11 +15,13 @@ strings, and 64-bit integers (times in nanoseconds, token counts) are decimal st
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from gym_contract._deep_values import exact_repr, python_str
+from gym_contract._json_writing import dumps
 from gym_contract._parent_links import caught_in_cycles
 from gym_contract._values import finite, text
 from gym_contract.interop._view import Evidence, ModelCall, evidence_of
@@ -157,7 +161,9 @@ def _tool_span(trace: _Trace, tool: dict[str, Any], parent: str) -> dict[str, An
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": text(tool.get("tool_name")),
         "gen_ai.tool.call.id": tool["tool_call_id"],
+        "gym_contract.invocation_id": text(tool.get("invocation_id")),
         "gym_contract.status": status,
+        "gym_contract.duration_ms": finite(tool.get("duration_ms")),
         "gym_contract.timing_source": text(tool.get("timing_source")),
         "gym_contract.sandbox_id": text(tool.get("sandbox_id")),
         "error.type": text(tool.get("error_type")),
@@ -207,7 +213,10 @@ def _rollout_trace(evidence: Evidence, key: str) -> list[dict[str, Any]]:
             "gen_ai.agent.name": agent,
             "gen_ai.conversation.id": evidence.rollout_id,
             "gym_contract.status": status,
+            "gym_contract.parent_invocation_id": text(invocation.get("parent_invocation_id")),
             "gym_contract.spawned_by_tool_call_id": text(invocation.get("spawned_by_tool_call_id")),
+            "gym_contract.duration_ms": finite(invocation.get("duration_ms")),
+            "gym_contract.model_calls": _json_texts(invocation.get("model_calls")),
             "error.type": text(invocation.get("error_type")),
         }
         name = f"invoke_agent {agent}" if agent else "invoke_agent"
@@ -251,7 +260,30 @@ def _rollout_trace(evidence: Evidence, key: str) -> list[dict[str, Any]]:
         holder["events"].append(
             {"timeUnixNano": holder["startTimeUnixNano"], "name": "gym_contract.gap", "attributes": _attributes(event)}
         )
+    for record in evidence.records:  # compactions, sandboxes, a record told twice: kept whole, as JSON text
+        holder = spans.get(text(record.get("invocation_id")), root)
+        whole = _attributes({"gym_contract.record": _json_text(record)})
+        holder["events"].append(
+            {"timeUnixNano": holder["startTimeUnixNano"], "name": "gym_contract.record", "attributes": whole}
+        )
     return trace.spans
+
+
+def _json_text(value: Any) -> str:
+    """A value as its JSON text, numbers past 64 bits whole. One that no JSON text holds (a lone surrogate, a key
+    that is no string) is written in ASCII all the same, escapes and all, for a reader to refuse, not misread."""
+    try:
+        return dumps(value).decode()
+    except TypeError:
+        try:
+            return json.dumps(value, ensure_ascii=True, separators=(",", ":"), default=exact_repr)
+        except (TypeError, ValueError, RecursionError):
+            return exact_repr(value).encode("ascii", "backslashreplace").decode()
+
+
+def _json_texts(values: Any) -> list[str] | None:
+    """Each of a list's values as its JSON text (an attribute holds no objects); None for an empty list or none."""
+    return [_json_text(value) for value in values] if isinstance(values, list) and values else None
 
 
 def to_otel(values: Iterable[Any]) -> dict[str, Any]:
