@@ -221,6 +221,36 @@ def timestamp(value: Any) -> float | None:
     return parsed.timestamp()
 
 
+def tool_interval(
+    owner: str,
+    call_id: str,
+    *,
+    started: float | None,
+    finished: float | None,
+    start_seen: bool,
+    end_seen: bool,
+) -> tuple[float | None, list[ObservationGap]]:
+    """The end a tool call's interval keeps, and the gaps its two ends leave.
+
+    ``start_seen`` and ``end_seen`` say whether the artifact holds the call's start and its result at
+    all; ``started`` and ``finished`` are their times, None where the artifact gives none. An end
+    before the start is no interval: the end is dropped, and the gap says why.
+    """
+    gaps: list[ObservationGap] = []
+    if not start_seen:
+        gaps.append(gap("tool_start_missing", owner, call_id))
+    elif started is None:
+        gaps.append(gap("tool_start_timestamp_missing", owner, call_id))
+    if not end_seen:
+        gaps.append(gap("tool_result_missing", owner, call_id))
+    elif finished is None:
+        gaps.append(gap("tool_result_timestamp_missing", owner, call_id))
+    if started is not None and finished is not None and finished < started:
+        gaps.append(gap("tool_timing_invalid", owner, call_id))
+        finished = None
+    return finished, gaps
+
+
 def numbered_lines(handle: Any, max_line_bytes: int) -> Iterator[tuple[int, bytes | None]]:
     """Numbered lines; a line over the limit comes out as None and is skipped to its end."""
     number = 0

@@ -8,7 +8,7 @@ from typing import Any
 from gym_contract._parent_links import LinkForest
 from gym_contract._values import finite
 from gym_contract.models import ContextCompactionObservation, ObservationGap
-from gym_contract.producers._kit import gap
+from gym_contract.producers._kit import gap, tool_interval
 from gym_contract.producers.claude_code._mapping import Compaction, Mapped, ToolEnds
 
 
@@ -133,17 +133,15 @@ def _tools(tools: dict[tuple[str, str], ToolEnds]) -> tuple[list[dict[str, Any]]
             continue
         started = ends.starts[0] if ends.starts else None
         finished, status = ends.finishes[0] if ends.finishes else (None, "incomplete")
-        if not ends.starts:
-            gaps.append(gap("tool_start_missing", owner, call_id))
-        elif started is None:
-            gaps.append(gap("tool_start_timestamp_missing", owner, call_id))
-        if not ends.finishes:
-            gaps.append(gap("tool_result_missing", owner, call_id))
-        elif finished is None:
-            gaps.append(gap("tool_result_timestamp_missing", owner, call_id))
-        if started is not None and finished is not None and finished < started:
-            gaps.append(gap("tool_timing_invalid", owner, call_id))
-            finished = None
+        finished, interval_gaps = tool_interval(
+            owner,
+            call_id,
+            started=started,
+            finished=finished,
+            start_seen=bool(ends.starts),
+            end_seen=bool(ends.finishes),
+        )
+        gaps.extend(interval_gaps)
         # Two finite instants can still be further apart than a double counts in milliseconds.
         duration = finite((finished - started) * 1000) if started is not None and finished is not None else None
         records.append(

@@ -7,7 +7,7 @@ from typing import Any
 
 from gym_contract._values import finite
 from gym_contract.models import ContextCompactionObservation, ObservationGap
-from gym_contract.producers._kit import gap
+from gym_contract.producers._kit import gap, tool_interval
 
 
 @dataclass
@@ -111,17 +111,15 @@ def tool_records(session: Session) -> tuple[list[dict[str, Any]], list[Observati
             if end is not None and end.duration_ms is not None:
                 # A duration longer than the time since the call was made cannot be the call's.
                 gaps.append(gap("tool_timing_invalid", owner, call_id))
-            if not tool.starts:
-                gaps.append(gap("tool_start_missing", owner, call_id))
-            elif started is None:
-                gaps.append(gap("tool_start_timestamp_missing", owner, call_id))
-            if end is None and output is None:
-                gaps.append(gap("tool_result_missing", owner, call_id))
-            elif finished is None:
-                gaps.append(gap("tool_result_timestamp_missing", owner, call_id))
-            if started is not None and finished is not None and finished < started:
-                gaps.append(gap("tool_timing_invalid", owner, call_id))
-                finished = None
+            finished, interval_gaps = tool_interval(
+                owner,
+                call_id,
+                started=started,
+                finished=finished,
+                start_seen=bool(tool.starts),
+                end_seen=end is not None or output is not None,
+            )
+            gaps.extend(interval_gaps)
             if started is not None and finished is not None:
                 duration = finite(round((finished - started) * 1000, 3))
         if end is not None:
