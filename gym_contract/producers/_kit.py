@@ -26,6 +26,7 @@ __all__ = [
     "RunSummary",
     "gap",
     "numbered_lines",
+    "readable_name",
     "resolved",
     "timestamp",
     "within",
@@ -194,10 +195,11 @@ def gap(code: str, invocation_id: str | None = None, detail: str | None = None) 
     A detail that names a file keeps the name as text: bytes of a name that are not UTF-8 (Python
     holds them as lone surrogates) become U+FFFD, since no JSON document can hold them.
     """
-    return ObservationGap(code=code, invocation_id=invocation_id, detail=_text(detail) if detail else detail)
+    return ObservationGap(code=code, invocation_id=invocation_id, detail=readable_name(detail) if detail else detail)
 
 
-def _text(name: str) -> str:
+def readable_name(name: str) -> str:
+    """A file name as text JSON can hold: bytes that were not UTF-8 shown as U+FFFD."""
     try:
         return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     except UnicodeEncodeError:  # a lone surrogate that no file system byte stands for

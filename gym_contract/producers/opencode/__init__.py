@@ -9,8 +9,8 @@ from gym_contract._values import count, finite, obj
 from gym_contract.models import AgentObservationBundle, AgentOutcome
 from gym_contract.outcome._base import check_process_facts
 from gym_contract.outcome._opencode import classify_opencode
-from gym_contract.producers._kit import ArtifactForm, Observed, Producer, Rating, RunSummary
-from gym_contract.producers.opencode._forms import Message, Session, Store, export_document, gap, read_store
+from gym_contract.producers._kit import ArtifactForm, Observed, Producer, Rating, RunSummary, gap
+from gym_contract.producers.opencode._forms import Message, Session, Store, export_document, read_store
 from gym_contract.producers.opencode._mapping import Mapped, invocation_records, map_store, tool_records
 
 __all__ = ["PRODUCER", "SOURCE", "observe"]

@@ -11,6 +11,7 @@ from typing import Any, Final
 
 from gym_contract._values import nonempty, obj, text
 from gym_contract.models import ObservationGap
+from gym_contract.producers._kit import gap, readable_name, resolved, within
 from gym_contract.reading._json_parsing import loads
 
 __all__ = ["Message", "Part", "Session", "Store", "export_document", "gap", "read_store"]
@@ -19,10 +20,6 @@ MAX_FILE_BYTES: Final = 256 * 1024 * 1024
 """An export or storage file larger than this is reported, never read whole."""
 SQLITE_MAGIC: Final = b"SQLite format 3\x00"
 _STORAGE_KINDS: Final = ("session", "message", "part")
-
-
-def gap(code: str, invocation_id: str | None = None, detail: str | None = None) -> ObservationGap:
-    return ObservationGap(code=code, invocation_id=invocation_id, detail=detail)
 
 
 @dataclass
@@ -71,7 +68,7 @@ def read_store(path: str | os.PathLike[str]) -> Store:
     # A pipe or a device would block or never end: only a regular file is opened.
     head = _head(where) if where.is_file() else None
     if head is None:
-        return Store(gaps=[gap("agent_artifact_unavailable", detail=f"{_readable(where.name)}: not a readable file")])
+        return Store(gaps=[gap("agent_artifact_unavailable", detail=f"{where.name}: not a readable file")])
     if head.startswith(SQLITE_MAGIC):
         return _read_database(where)
     return _read_export(where)
@@ -85,39 +82,23 @@ def _head(path: Path) -> bytes | None:
         return None
 
 
-def _resolved(path: Path) -> Path | None:
-    try:
-        return path.resolve()
-    except (OSError, RuntimeError):  # RuntimeError: a symlink loop, before Python 3.13
-        return None
-
-
-def _within(path: Path, root: Path | None) -> bool:
-    """Whether ``path``, links followed, stays under ``root``: a file linked from elsewhere is never read.
-
-    The agent may write its own data folder; a link to a host file would carry that file into the observations.
-    """
-    resolved = _resolved(path)
-    return root is not None and resolved is not None and resolved.is_relative_to(root)
-
-
 def _is_storage(folder: Path) -> bool:
     return (folder / "session").is_dir() and ((folder / "message").is_dir() or (folder / "part").is_dir())
 
 
 def _in_folder(folder: Path) -> tuple[str, Path] | None:
     """What a folder holds: a storage tree itself, or a data folder (`opencode/` under XDG_DATA_HOME too)."""
-    root = _resolved(folder)
+    root = resolved(folder)
     for candidate in (folder, folder / "opencode"):
-        if not candidate.is_dir() or not _within(candidate, root):
+        if not candidate.is_dir() or not within(candidate, root):
             continue
         if _is_storage(candidate):
             return "storage", candidate
         for name in _database_names(candidate):
             database = candidate / name
-            if _within(database, root) and database.is_file() and (_head(database) or b"").startswith(SQLITE_MAGIC):
+            if within(database, root) and database.is_file() and (_head(database) or b"").startswith(SQLITE_MAGIC):
                 return "sqlite", database
-        if _is_storage(candidate / "storage") and _within(candidate / "storage", root):
+        if _is_storage(candidate / "storage") and within(candidate / "storage", root):
             return "storage", candidate / "storage"
     return None
 
@@ -156,7 +137,7 @@ def _read_export(path: Path) -> Store:
     document, problem = _read_json(path)
     if problem is not None or not isinstance(document, dict):
         why = problem or "not an object"
-        store.gaps.append(gap("agent_artifact_unavailable", detail=f"{_readable(path.name)}: {why}"))
+        store.gaps.append(gap("agent_artifact_unavailable", detail=f"{path.name}: {why}"))
         return store
     info = obj(document.get("info"))
     session_id = nonempty(info.get("id")) if info is not None else None
@@ -201,7 +182,7 @@ def _read_database(path: Path) -> Store:
     try:
         connection = sqlite3.connect(uri, uri=True, timeout=2)
     except sqlite3.Error as error:
-        store.gaps.append(gap("agent_artifact_unavailable", detail=f"{_readable(path.name)}: {error}"))
+        store.gaps.append(gap("agent_artifact_unavailable", detail=f"{path.name}: {error}"))
         return store
     try:
         connection.row_factory = sqlite3.Row
@@ -247,10 +228,10 @@ def _rows(connection: sqlite3.Connection, table: str, order: str, store: Store, 
         cursor = connection.execute(f"select * from {table} order by {order}")
         return [dict(row) for row in cursor]
     except sqlite3.Error as error:  # locked, damaged, not OpenCode's schema
-        store.gaps.append(gap("agent_artifact_unavailable", detail=f"{_readable(path.name)} table {table}: {error}"))
+        store.gaps.append(gap("agent_artifact_unavailable", detail=f"{path.name} table {table}: {error}"))
         return []
     except UnicodeDecodeError:  # a damaged schema: its column names, or SQLite's message about them, are not text
-        store.gaps.append(gap("agent_artifact_unavailable", detail=f"{_readable(path.name)} table {table}: not UTF-8"))
+        store.gaps.append(gap("agent_artifact_unavailable", detail=f"{path.name} table {table}: not UTF-8"))
         return []
 
 
@@ -286,7 +267,7 @@ def _attach(store: Store, message: Message | None, part: Part) -> None:
 def _read_storage(folder: Path, root: Path) -> Store:
     """The per-file layout of OpenCode ≤ 1.1: `session/<project>/<id>.json`, `message/<session>/<id>.json`, `part/…`."""
     store = Store(form="storage")
-    inside = _resolved(root)
+    inside = resolved(root)
     records = {kind: list(_records(folder, kind, inside, store)) for kind in _STORAGE_KINDS}
     seen: set[str] = set()
     for owner_dir, name, record in records["session"]:
@@ -329,8 +310,8 @@ def _records(folder: Path, kind: str, inside: Path | None, store: Store) -> Iter
         for entry in _entries(owner):
             if not entry.name.endswith(".json") or entry.is_dir():
                 continue
-            where = _readable(f"{kind}/{owner.name}/{entry.name}")
-            if not _within(entry, inside):
+            where = readable_name(f"{kind}/{owner.name}/{entry.name}")
+            if not within(entry, inside):
                 store.gaps.append(gap("agent_artifact_record_unparseable", detail=f"{where}: links outside the input"))
                 continue
             if not entry.is_file():
@@ -340,12 +321,7 @@ def _records(folder: Path, kind: str, inside: Path | None, store: Store) -> Iter
             if problem is not None or not isinstance(record, dict):
                 store.gaps.append(gap("agent_artifact_record_unparseable", detail=f"{where}: {problem or 'no object'}"))
                 continue
-            yield _readable(owner.name), _readable(entry.name.removesuffix(".json")), record
-
-
-def _readable(name: str) -> str:
-    """A file name as text JSON can hold: bytes that were not UTF-8 shown as U+FFFD."""
-    return os.fsencode(name).decode("utf-8", "replace")
+            yield readable_name(owner.name), readable_name(entry.name.removesuffix(".json")), record
 
 
 def _entries(folder: Path) -> list[Path]:

@@ -9,7 +9,8 @@ from gym_contract._json_writing import dumps
 from gym_contract._parent_links import LinkForest
 from gym_contract._values import finite, nonempty, obj, text
 from gym_contract.models import ObservationGap
-from gym_contract.producers.opencode._forms import Message, Part, Store, gap
+from gym_contract.producers._kit import gap
+from gym_contract.producers.opencode._forms import Message, Part, Store
 
 # OpenCode shows the model this text in place of a tool output it has pruned (the stored output stays).
 PRUNED_OUTPUT: Final = "[Old tool result content cleared]"
