@@ -187,9 +187,17 @@ def _read_database(path: Path) -> Store:
     try:
         connection.row_factory = sqlite3.Row
         connection.text_factory = _text_or_bytes
+        # One read transaction: the three tables are read as one state of a store OpenCode may still write.
+        connection.isolation_level = None
+        connection.execute("begin")
         sessions = _rows(connection, "session", "time_created, id", store, path)
-        messages = _rows(connection, "message", "time_created, id", store, path)
-        parts = _rows(connection, "part", "time_created, id", store, path)
+        # A locked store would keep each later read waiting as long again, for the same answer.
+        locked = any(found.detail is not None and found.detail.endswith("locked") for found in store.gaps)
+        messages = [] if locked else _rows(connection, "message", "time_created, id", store, path)
+        parts = [] if locked else _rows(connection, "part", "time_created, id", store, path)
+    except sqlite3.Error as error:
+        store.gaps.append(gap("agent_artifact_unavailable", detail=f"{path.name}: {error}"))
+        return store
     finally:
         connection.close()
     for row in sessions:
