@@ -28,8 +28,10 @@ __all__ = [
 _MODULES: Final = {
     "claude-code": "gym_contract.producers.claude_code",
     "codex": "gym_contract.producers.codex",
+    "openclaw": "gym_contract.producers.openclaw",
     "opencode": "gym_contract.producers.opencode",
     "pi": "gym_contract.producers.pi",
+    "pinchbench": "gym_contract.producers.openclaw.pinchbench",
 }
 """Harness name → the package whose ``PRODUCER`` it is; imported only when asked for."""
 
