@@ -207,17 +207,18 @@ def register_observe(commands: Any) -> None:
         path="PATH",
         path_help="an OpenClaw home, state or agents folder, a PinchBench output folder, or a transcript",
     )
-    producer_command(
+    pinchbench = producer_command(
         harnesses,
         "pinchbench",
-        help="a PinchBench run: its output folder (0001_transcripts/ and openclaw_sessions/)",
-        description="Read a PinchBench output folder as OpenClaw's artifacts (bundle source openclaw): the root "
-        "session is the store entry whose sessionId the transcript in 0001_transcripts/ names, read with its "
-        "subagents from the stores copied to openclaw_sessions/; the folder gives the same bundle as the store "
-        "it holds.",
+        help="a PinchBench run: its output folder (0001_transcripts/ and openclaw_sessions/), read as OpenClaw's",
+        description="Read a PinchBench output folder as OpenClaw's artifacts (bundle source openclaw; `observe "
+        "openclaw` tells the folder from its content too): the root session is the store entry whose sessionId "
+        "the transcript in 0001_transcripts/ names, read with its subagents from the stores copied to "
+        "openclaw_sessions/; the folder gives the same bundle as the store it holds.",
         path="OUT_DIR",
         path_help="the PinchBench output folder",
     )
+    pinchbench.set_defaults(handler=_deferred("gym_contract.cli._observe", "_observe_pinchbench"))
 
     producer_command(
         harnesses,

@@ -31,7 +31,6 @@ _MODULES: Final = {
     "openclaw": "gym_contract.producers.openclaw",
     "opencode": "gym_contract.producers.opencode",
     "pi": "gym_contract.producers.pi",
-    "pinchbench": "gym_contract.producers.openclaw.pinchbench",
 }
 """Harness name → the package whose ``PRODUCER`` it is; imported only when asked for."""
 

@@ -100,7 +100,7 @@ def root_transcript() -> Transcript:
         stop="toolUse",
     )
     run.result("call-a", "read", "alpha notes", 120)
-    run.result("call-b", "read", "beta notes", 340.5)
+    run.result("call-b", "read", "beta notes", 1500.5)
     run.assistant("resp-2", call("call-spawn", "sessions_spawn", task="count the words"), stop="toolUse")
     run.result("call-spawn", "sessions_spawn", "spawned agent:main:subagent:reader", 15)
     run.add(

@@ -135,7 +135,7 @@ def openclaw() -> Seed:
 
 
 @cache
-def pinchbench() -> Seed:
+def openclaw_pinchbench() -> Seed:
     """The same stores as PinchBench copies them out of its sandbox, beside the root's transcript."""
     return Seed({f"out/{name}": content for name, content in pinchbench_files().items()}, "out")
 
@@ -146,7 +146,6 @@ SEEDS: dict[str, Callable[[], Seed]] = {
     "openclaw": openclaw,
     "opencode": opencode,
     "pi": pi,
-    "pinchbench": pinchbench,
 }
 """Harness name (as the registry names it) → its seed."""
 
@@ -156,3 +155,6 @@ OPENCODE_FORMS: dict[str, Callable[[], Seed]] = {
     "export": opencode_export,
 }
 """OpenCode's seed in each artifact form it reads: the laws hold for every one."""
+
+OPENCLAW_FORMS: dict[str, Callable[[], Seed]] = {"home": openclaw, "pinchbench": openclaw_pinchbench}
+"""OpenClaw's seed in each folder form it reads: the laws hold for both."""

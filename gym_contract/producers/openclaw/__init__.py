@@ -10,13 +10,12 @@ from typing import Any, Final
 
 from gym_contract.models import AgentObservationBundle, AgentOutcome, ObservationGap
 from gym_contract.outcome._base import check_process_facts
-from gym_contract.producers._kit import MAX_LINE_BYTES, Observed, Producer, RunSummary, gap
+from gym_contract.producers._kit import MAX_LINE_BYTES, ArtifactForm, Observed, Producer, Rating, RunSummary, gap
 from gym_contract.producers._pi_session import PiRun
 from gym_contract.producers.openclaw._bundle import Host, Transcript, outcome, read_transcript, session_records
-from gym_contract.producers.openclaw._declaration import capability, forms
-from gym_contract.producers.openclaw._store import Layout, Session, layout, stores, tree
+from gym_contract.producers.openclaw._store import Layout, Session, layout, pinchbench_layout, stores, tree
 
-__all__ = ["PRODUCER", "SOURCE", "observe", "observe_layout"]
+__all__ = ["PRODUCER", "SOURCE", "observe", "observe_pinchbench"]
 
 SOURCE: Final = "openclaw"
 
@@ -52,6 +51,29 @@ def observe(
     """
     check_process_facts(exit_code, None)
     return observe_layout(Path(path), layout(Path(path)), model_ref, Host(exit_code, timed_out), max_line_bytes)
+
+
+def observe_pinchbench(
+    path: str | os.PathLike[str],
+    *,
+    model_ref: str | None = None,
+    exit_code: int | None = None,
+    timed_out: bool = False,
+    max_line_bytes: int = MAX_LINE_BYTES,
+) -> Observed:
+    """Read ``path`` as a PinchBench output folder, whatever else it holds: `observe` tells the form from the content.
+
+    PinchBench runs OpenClaw in a sandbox and keeps the run's transcript in `0001_transcripts/` and
+    the session stores in `openclaw_sessions/`. The root is the store entry whose `sessionId` the
+    transcript's `session` entry names (else the transcript's file name), read with its subagents;
+    without a store, or without that entry, the transcript alone is read and the gap
+    `subagent_hierarchy_unavailable` says why. The bundle is OpenClaw's: the folder gives the same
+    bundle as the store it holds.
+    """
+    check_process_facts(exit_code, None)
+    folder = Path(path)
+    found = pinchbench_layout(folder) if folder.is_dir() else Layout("none")
+    return observe_layout(folder, found, model_ref, Host(exit_code, timed_out), max_line_bytes)
 
 
 def observe_layout(
@@ -175,11 +197,62 @@ def _summary(run: _Run) -> RunSummary:
     )
 
 
+_PINCHBENCH_FORM: Final = ArtifactForm(
+    "PinchBench output folder",
+    "`0001_transcripts/<task>.jsonl` (the run's transcript, whose `session` entry names the root session) "
+    "beside `openclaw_sessions/agents/<id>/sessions/` (the session stores and transcripts copied from the sandbox)",
+)
+
+_FORMS: Final = (
+    ArtifactForm(
+        "home or state folder",
+        "an OpenClaw home (holding `.openclaw/agents/`), its state folder `.openclaw/` (holding `agents/`) or the "
+        "`agents/` folder itself: every `<id>/sessions/sessions.json` and the transcripts beside it",
+    ),
+    _PINCHBENCH_FORM,
+    ArtifactForm(
+        "session transcript",
+        "one `<sessionId>.jsonl` in the Pi session format, read without its store: no subagent tree",
+    ),
+)
+
+
+def capability() -> dict[str, Rating]:
+    """C1–C7 as the OpenClaw artifacts reach them, in whichever form they were read."""
+    return {
+        "C1": Rating(
+            "V",
+            "each distinct `responseId` of an assistant message becomes a (model_ref, response_id) reference the "
+            "join resolves; a message without one leaves the calls unowned (a gap)",
+        ),
+        "C2": Rating("V", "token counts come from the captured calls the references resolve to"),
+        "C3": Rating("X", "no turns: a harness does not know the task's turns, question, answer or resolution"),
+        "C4": Rating(
+            "O",
+            "the conversation from the transcript's messages with each compaction's summary and first kept entry; "
+            "a transcript that branches (a `parentId` with two children) is reported, not rebuilt",
+        ),
+        "C5": Rating(
+            "V",
+            "each call's output and status from its `toolResult` (`isError`, `details.status`); its end from the "
+            "result's `timestamp` and its start from `details.durationMs`",
+        ),
+        "C6": Rating(
+            "V", "each call is timed by its own result's time and measured duration, so parallel calls are apart"
+        ),
+        "C7": Rating(
+            "V",
+            "the subagent tree from the stores' `spawnedBy` / `parentSessionKey`, each session's end from its last "
+            "stop reason; the tool call that spawned a subagent is not recorded (a gap)",
+        ),
+    }
+
+
 PRODUCER: Final = Producer(
     name="openclaw",
     source=SOURCE,
     summary="an OpenClaw run: its home, state or agents folder (session stores and transcripts), or one transcript",
-    forms=forms("openclaw"),
+    forms=_FORMS,
     capability=capability(),
     observe=observe,
     docs="guides/openclaw.md",
