@@ -260,3 +260,23 @@ def test_no_harm_to_either_folder_form_makes_the_producer_raise(
         again = observed_bytes(declared, path, options, process)
     assert breaches(declared, first, again) == []
     assert MARKER not in first, "a file linked from outside the input was read"
+
+
+def test_without_a_store_each_transcript_is_read_alone(tmp_path: Path) -> None:
+    files = {name: content for name, content in home_files().items() if not name.endswith("sessions.json")}
+    files[".openclaw/agents/main/sessions/s-root.trajectory.jsonl"] = b'{"finalStatus": "success"}\n'
+    files[".openclaw/agents/main/sessions/copy.jsonl"] = files[".openclaw/agents/main/sessions/s-root.jsonl"]
+    document = observed("openclaw", str(put(tmp_path / "home", files)))
+
+    invocations = records(document, "agent_invocation")
+    assert [(r["invocation_id"], r["parent_invocation_id"]) for r in invocations] == [
+        ("s-root", None),
+        ("s-reader", None),
+        ("s-counter", None),
+    ]
+    found = gaps(document)
+    assert ("agent_session_identity_ambiguous", None, "s-root") in found
+    assert [f for f in found if f[0] == "subagent_hierarchy_unavailable"] == [
+        ("subagent_hierarchy_unavailable", key, None) for key in ("s-counter", "s-reader", "s-root")
+    ]
+    assert document["ng_agent_outcome"] is None  # three runs, as far as the files say: no one outcome

@@ -10,10 +10,27 @@ from typing import Any, Final
 
 from gym_contract.models import AgentObservationBundle, AgentOutcome, ObservationGap
 from gym_contract.outcome._base import check_process_facts
-from gym_contract.producers._kit import MAX_LINE_BYTES, ArtifactForm, Observed, Producer, Rating, RunSummary, gap
+from gym_contract.producers._kit import (
+    MAX_LINE_BYTES,
+    ArtifactForm,
+    Observed,
+    Producer,
+    Rating,
+    RunSummary,
+    gap,
+    readable_name,
+)
 from gym_contract.producers._pi_session import PiRun
 from gym_contract.producers.openclaw._bundle import Host, Transcript, outcome, read_transcript, session_records
-from gym_contract.producers.openclaw._store import Layout, Session, layout, pinchbench_layout, stores, tree
+from gym_contract.producers.openclaw._store import (
+    Layout,
+    Session,
+    layout,
+    loose_transcripts,
+    pinchbench_layout,
+    stores,
+    tree,
+)
 
 __all__ = ["PRODUCER", "SOURCE", "observe", "observe_pinchbench"]
 
@@ -94,6 +111,10 @@ def observe_layout(
                 _session(run, session, server, host, max_line_bytes)
         elif found.form == "pinchbench" and found.transcript is not None:
             _single(run, found.transcript, server, host, max_line_bytes)
+        elif not entries and found.form != "pinchbench" and (loose := loose_transcripts(path, found.agents, run.gaps)):
+            # No store lists the sessions (none was written, or none could be read): each transcript alone.
+            for transcript in loose:
+                _single(run, transcript, server, host, max_line_bytes)
         else:
             run.gaps += [gap("subagent_hierarchy_unavailable"), gap("agent_transcript_unavailable")]
     else:
@@ -134,7 +155,10 @@ def _single(run: _Run, path: Path, server: dict[str, Any] | None, host: Host, ma
         run.gaps.append(gap("agent_transcript_unavailable", detail=path.name))
         return
     header = next((line for _, line in read.objects if line.get("type") == "session"), {})
-    key = header["id"] if isinstance(header.get("id"), str) and header["id"] else path.stem or "root"
+    key = header["id"] if isinstance(header.get("id"), str) and header["id"] else readable_name(path.stem) or "root"
+    if any(record.get("invocation_id") == key for record in run.records if record["kind"] == "agent_invocation"):
+        run.gaps.append(gap("agent_session_identity_ambiguous", detail=key))  # two files of one session
+        return
     run.gaps.append(gap("subagent_hierarchy_unavailable", key))
     _take(run, key, None, read, server, host)
 

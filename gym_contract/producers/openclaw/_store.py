@@ -177,6 +177,31 @@ def _session(key: str, parent: str | None, entry: _Entry, inside: Path | None, g
     return Session(key, parent, session_id, transcript)
 
 
+def loose_transcripts(root: Path, agents: Path, gaps: list[ObservationGap]) -> list[Path]:
+    """The transcripts `agents/<id>/sessions/*.jsonl` when no store lists them; a link or a path out is refused.
+
+    `<id>.trajectory.jsonl`, which newer OpenClaw writes beside a transcript, is not one.
+    """
+    inside = resolved(root)
+    found: list[Path] = []
+    try:
+        folders = sorted(agents.iterdir()) if agents.is_dir() and not agents.is_symlink() else []
+        for folder in folders:
+            sessions = folder / "sessions"
+            if folder.is_symlink() or sessions.is_symlink() or not sessions.is_dir():
+                continue
+            for path in sorted(sessions.iterdir()):
+                if not path.name.endswith(".jsonl") or path.name.endswith(".trajectory.jsonl"):
+                    continue
+                if _plain_file(path, inside):
+                    found.append(path)
+                else:
+                    gaps.append(gap("agent_transcript_unavailable", detail=readable_name(path.name)))
+    except OSError:
+        gaps.append(gap("agent_transcript_unavailable", detail=readable_name(agents.name)))
+    return found
+
+
 def _plain_file(candidate: Path, inside: Path | None) -> bool:
     """Whether ``candidate`` is a file, no link, inside ``inside``; a name the system refuses is none."""
     try:
