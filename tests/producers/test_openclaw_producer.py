@@ -280,3 +280,31 @@ def test_without_a_store_each_transcript_is_read_alone(tmp_path: Path) -> None:
         ("subagent_hierarchy_unavailable", key, None) for key in ("s-counter", "s-reader", "s-root")
     ]
     assert document["ng_agent_outcome"] is None  # three runs, as far as the files say: no one outcome
+
+
+def test_openclaw_s_own_fields_are_read_and_pi_s_reading_is_unchanged(tmp_path: Path) -> None:
+    run = Transcript("s-fields", 1_767_225_600)
+    run.user("go")
+    run.assistant(
+        "r1",
+        {"type": "reasoning", "text": "look first"},
+        {"type": "toolCall", "id": "cut", "name": "exec", "partialArgs": {"command": "ls"}},
+        stop="toolUse",
+        reasoning_content="plan",
+    )
+    run.add("compaction", summary="s", firstKeptEntryId="00000001", tokensBefore=10, timestamp=1_767_225_700_000)
+    path = tmp_path / "s-fields.jsonl"
+    path.write_bytes(run.bytes())
+    document = observed("openclaw", str(path))
+    conversation = records(document, "agent_invocation")[0]["conversation"]
+    said = [(item["type"], item.get("summary", [{}])[0].get("text")) for item in conversation]
+    assert ("reasoning", "plan") in said
+    assert ("reasoning", "look first") in said
+    assert next(item for item in conversation if item["type"] == "function_call")["arguments"] == '{"command":"ls"}'
+    (compaction,) = records(document, "context_compaction")
+    assert compaction["observed_at"] == 1_767_225_700.0
+    assert ("compaction_tokens_after_unavailable", "s-fields", None) in gaps(document)
+    # The Pi producer reads the same file as Pi writes it: a `reasoning` block is none of Pi's.
+    status, out, _ = run_in_process("observe", "pi", str(path))
+    assert status == 0
+    assert ("unsupported_assistant_content_block", "s-fields", "reasoning") in gaps(json.loads(out))
