@@ -211,22 +211,29 @@ def test_the_store_faults_the_reference_names_are_gaps(tmp_path: Path) -> None:
 def test_a_transcript_s_tool_faults_are_gaps_and_its_end_is_set(tmp_path: Path) -> None:
     run = Transcript("s-tools", 1_767_225_600)
     run.user("go")
-    run.assistant("r1", call("dup", "read"), call("dup", "read"), call("slow", "exec"), stop="toolUse")
+    run.assistant(
+        "r1", call("dup", "read"), call("dup", "read"), call("slow", "exec"), call("aeons", "exec"), stop="toolUse"
+    )
     run.result("dup", "read", "x", 5)
     run.result("stray", "read", "y", 5)
     run.result("slow", "exec", "z", None, status="timeout")
+    run.result("aeons", "exec", "w", 5e15)  # longer than the epoch: it began at no instant
     run.assistant("r2", text("partial"), stop="length")
     path = tmp_path / "s-tools.jsonl"
     path.write_bytes(run.bytes() + b"not json\n")
     document = observed("openclaw", str(path))
-    assert [(r["tool_call_id"], r["status"]) for r in records(document, "tool_call")] == [("slow", "timeout")]
+    assert [(r["tool_call_id"], r["status"], r["started_at"] is None) for r in records(document, "tool_call")] == [
+        ("slow", "timeout", False),
+        ("aeons", "completed", True),
+    ]
     assert records(document, "tool_call")[0]["timing_source"] == "artifact"  # from its call's message to its result
     found = gaps(document)
     for expected in [
         ("tool_call_identity_ambiguous", "s-tools", "dup"),
         ("tool_result_unowned", "s-tools", "stray"),
         ("subagent_hierarchy_unavailable", "s-tools", None),
-        ("agent_artifact_record_unparseable", None, "s-tools.jsonl:8"),
+        ("agent_artifact_record_unparseable", None, "s-tools.jsonl:9"),
+        ("tool_timing_unavailable", "s-tools", "aeons"),
     ]:
         assert expected in found
     invocation = records(document, "agent_invocation")[0]

@@ -147,6 +147,8 @@ def _tool(owner: str, call: ToolCall) -> tuple[dict[str, Any] | None, list[Obser
     elif call.results and finished is not None and call.called_at is not None and finished >= call.called_at:
         # No measured duration: the call ran at most from its message's end to its result.
         duration, started = finite((finished - call.called_at) * 1000), call.called_at
+    if started is not None and started < 0:  # a duration longer than the epoch: no instant the call began at
+        started = duration = None
     if not call.results or started is None:
         finished = None
         gaps.append(gap("tool_timing_unavailable", owner, call.call_id))
