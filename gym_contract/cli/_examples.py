@@ -89,6 +89,14 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "gym-contract export otel examples/rollout-7-0.jsonl -o spans.json && gym-contract observe otel spans.json",
         "gym-contract export otel examples/rollouts.jsonl | gym-contract observe otel -",
     ),
+    "observe openclaw": (
+        "gym-contract observe openclaw examples/openclaw/home --model-ref policy --exit-code 0",
+        "gym-contract observe openclaw examples/openclaw/home/.openclaw/agents/main/sessions/s-root.jsonl",
+    ),
+    "observe pinchbench": (
+        "gym-contract observe pinchbench examples/openclaw/pinchbench --model-ref policy",
+        "gym-contract observe pinchbench examples/openclaw/pinchbench --timed-out",
+    ),
     "observe pi": (
         "gym-contract observe pi examples/pi/pi-mono-2025-11/before-compaction.jsonl --model-ref policy",
         "gym-contract observe pi examples/pi/pi-mono-2025-11/large-session.jsonl --exit-code 0",

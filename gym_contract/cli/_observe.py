@@ -29,6 +29,7 @@ def _observe_list(args: argparse.Namespace) -> int:
         print(f"  {declared.summary}")
         for form in declared.forms:
             print(f"  - {form.name}: {form.description}")
+    print("pinchbench  (openclaw's PinchBench output folder form, held to that form; source openclaw)")
     print("atif  (not a harness: an ATIF trajectory document, read into the bundle alone)")
     print("otel  (not a harness: OpenTelemetry GenAI spans in OTLP/JSON, a document per rollout or trace)")
     return EXIT_OK
@@ -56,6 +57,18 @@ def _observe_registered(args: argparse.Namespace) -> int:
     if not os.path.lexists(args.path):
         return usage_error(f"cannot read {args.path}: no such file or directory")
     observed = producer(args.producer).observe(
+        args.path, model_ref=args.model_ref, exit_code=args.exit_code, timed_out=args.timed_out
+    )
+    return print_observed(observed)
+
+
+def _observe_pinchbench(args: argparse.Namespace) -> int:
+    """`observe pinchbench OUT_DIR`: the OpenClaw producer, held to the PinchBench output folder's form."""
+    from gym_contract.producers.openclaw import observe_pinchbench
+
+    if not os.path.lexists(args.path):
+        return usage_error(f"cannot read {args.path}: no such file or directory")
+    observed = observe_pinchbench(
         args.path, model_ref=args.model_ref, exit_code=args.exit_code, timed_out=args.timed_out
     )
     return print_observed(observed)

@@ -194,6 +194,31 @@ def register_observe(commands: Any) -> None:
         path="ARTIFACT.jsonl",
         path_help="the session file, or the stdout capture",
     )
+    producer_command(
+        harnesses,
+        "openclaw",
+        help="an OpenClaw run: its home, state or agents folder (session stores and transcripts), or one transcript",
+        description="Read every session store agents/<id>/sessions/sessions.json under an OpenClaw home (holding "
+        ".openclaw/), state folder (holding agents/) or agents folder, and each session's transcript (the Pi "
+        "session format): one invocation per session, keyed by its session key, the subagent tree from spawnedBy "
+        "and parentSessionKey, tools timed by their result's timestamp and details.durationMs. A PinchBench "
+        "output folder or a single transcript file is read too; the form is told from the content. Links and "
+        "paths that lead out of PATH are never followed (gaps).",
+        path="PATH",
+        path_help="an OpenClaw home, state or agents folder, a PinchBench output folder, or a transcript",
+    )
+    pinchbench = producer_command(
+        harnesses,
+        "pinchbench",
+        help="a PinchBench run: its output folder (0001_transcripts/ and openclaw_sessions/), read as OpenClaw's",
+        description="Read a PinchBench output folder as OpenClaw's artifacts (bundle source openclaw; `observe "
+        "openclaw` tells the folder from its content too): the root session is the store entry whose sessionId "
+        "the transcript in 0001_transcripts/ names, read with its subagents from the stores copied to "
+        "openclaw_sessions/; the folder gives the same bundle as the store it holds.",
+        path="OUT_DIR",
+        path_help="the PinchBench output folder",
+    )
+    pinchbench.set_defaults(handler=_deferred("gym_contract.cli._observe", "_observe_pinchbench"))
 
     producer_command(
         harnesses,

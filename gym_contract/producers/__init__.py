@@ -28,6 +28,7 @@ __all__ = [
 _MODULES: Final = {
     "claude-code": "gym_contract.producers.claude_code",
     "codex": "gym_contract.producers.codex",
+    "openclaw": "gym_contract.producers.openclaw",
     "opencode": "gym_contract.producers.opencode",
     "pi": "gym_contract.producers.pi",
 }

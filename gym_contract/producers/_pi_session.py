@@ -14,6 +14,14 @@ from gym_contract.models import ObservationGap
 from gym_contract.producers._kit import gap, timestamp
 
 Form = Literal["session", "stream"]
+Dialect = Literal["pi", "openclaw"]
+"""Whose session file it is: OpenClaw writes Pi's format and adds reasoning fields and result details of its own."""
+
+STATUS_BY_STOP: Final = {"stop": "completed", "error": "failed", "aborted": "incomplete", "length": "incomplete"}
+"""Pi's `stopReason` of a session's last assistant message → the invocation's status; any other is unknown."""
+
+_MILLISECONDS_FROM: Final = 1e11
+"""A message `timestamp` at least this large counts milliseconds (today's epoch is about 1.7e9 s, 1.7e12 ms)."""
 
 # Roles Pi gives the model as a user message (its `convertToLlm`); `hookMessage` is v2's name of `custom`.
 _USER_LIKE: Final = frozenset({"user", "custom", "hookMessage", "branchSummary", "compactionSummary", "bashExecution"})
@@ -36,6 +44,14 @@ class ToolCall:
     """`toolResult` messages."""
     is_error: bool | None = None
     """The result's boolean `isError`; None when no result said it."""
+    calls: int = 0
+    """`toolCall` blocks with this id: more than one makes the call's identity ambiguous."""
+    reported_at: float | None = None
+    """The result message's own `timestamp` (epoch seconds, milliseconds or ISO), as seconds."""
+    duration_ms: float | None = None
+    """The result's `details.durationMs` (OpenClaw): how long the tool ran."""
+    native_status: str | None = None
+    """The result's `details.status` (OpenClaw): `ok`, `error`, `timeout` …"""
 
 
 @dataclass
@@ -50,6 +66,8 @@ class Compaction:
     first_kept_item_id: str | None = None
     outcome: str = "unknown"
     error_message: str | None = None
+    reason: str | None = None
+    """A session `compaction` entry's own `reason` (OpenClaw writes one; Pi's entries have none)."""
     before: str | None = None
     """Response id of the last model call before it (None: none, or none with an id)."""
     after: str | None = None
@@ -73,6 +91,7 @@ class PiRun:
     """Everything one Pi artifact says, before it becomes a bundle."""
 
     form: Form
+    dialect: Dialect = "pi"
     session_id: str | None = None
     version: int | None = None
     """The session layout (1, 2 or 3); None for a stream."""
@@ -159,30 +178,59 @@ def _assistant(run: PiRun, message: dict[str, Any], base: str, at: float | None)
         tokens = count(usage.get(key))
         if tokens is not None:
             run.usage[key] = run.usage.get(key, 0) + tokens
+    if run.dialect == "openclaw":
+        _message_reasoning(run, message, base)
     content = message.get("content")
     blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
     for index, block in enumerate(blocks if isinstance(blocks, list) else []):
         _assistant_block(run, block, f"{base}:{index}", at)
 
 
+def _reasoning(name: str, said: str, signature: str | None = None) -> dict[str, Any]:
+    return {
+        "type": "reasoning",
+        "id": name,
+        "summary": [{"type": "summary_text", "text": said}],
+        "encrypted_content": signature,
+    }
+
+
+def _message_reasoning(run: PiRun, message: dict[str, Any], base: str) -> None:
+    """OpenClaw's reasoning beside the content: `reasoning_content`, `reasoning_text`, `thinking`, `reasoning`."""
+    said = [message[key] for key in ("reasoning_content", "reasoning_text", "thinking") if text(message.get(key))]
+    reasoning = message.get("reasoning")
+    if text(reasoning):
+        said.append(reasoning)
+    elif isinstance(reasoning, dict):
+        said += [reasoning[key] for key in ("content", "text", "summary") if text(reasoning.get(key))]
+    if said:
+        run.conversation.append(_reasoning(f"{base}:reasoning", "\n".join(said)))
+
+
+def _openclaw_thinking(block: dict[str, Any]) -> str | None:
+    """The text of an OpenClaw `thinking` or `reasoning` block, in whichever field it sits."""
+    for key in ("thinking", "text", "reasoning"):
+        if isinstance(block.get(key), str):
+            said: str = block[key]
+            return said
+    return None
+
+
 def _assistant_block(run: PiRun, block: Any, name: str, at: float | None) -> None:
     kind = text(block.get("type")) if isinstance(block, dict) else None
     if not isinstance(block, dict) or kind is None:
         run.gaps.append(gap("invalid_assistant_content"))
+    elif run.dialect == "openclaw" and kind in ("thinking", "reasoning") and _openclaw_thinking(block) is not None:
+        run.conversation.append(
+            _reasoning(f"{name}:{kind}", _openclaw_thinking(block) or "", text(block.get("thinkingSignature")))
+        )
     elif kind == "text" and isinstance(block.get("text"), str):
         content = [{"type": "output_text", "text": block["text"], "annotations": []}]
         run.conversation.append(
             {"type": "message", "id": f"{name}:text", "role": "assistant", "status": "completed", "content": content}
         )
     elif kind == "thinking" and isinstance(block.get("thinking"), str):
-        run.conversation.append(
-            {
-                "type": "reasoning",
-                "id": f"{name}:thinking",
-                "summary": [{"type": "summary_text", "text": block["thinking"]}],
-                "encrypted_content": text(block.get("thinkingSignature")),
-            }
-        )
+        run.conversation.append(_reasoning(f"{name}:thinking", block["thinking"], text(block.get("thinkingSignature"))))
     elif kind == "toolCall":
         _tool_call(run, block, name, at)
     elif kind in ("text", "thinking"):
@@ -196,19 +244,23 @@ def _tool_call(run: PiRun, block: dict[str, Any], name: str, at: float | None) -
     if call_id is None or tool is None:
         run.gaps.append(gap("tool_call_id_missing" if call_id is None else "invalid_assistant_content"))
         return
+    arguments = block.get("arguments")
+    if arguments is None and run.dialect == "openclaw":
+        arguments = block.get("partialArgs")  # a call cut off while its arguments streamed
     run.conversation.append(
         {
             "type": "function_call",
             "id": call_id,
             "call_id": call_id,
             "name": tool,
-            "arguments": dumps(block.get("arguments"), sort_keys=True).decode(),
+            "arguments": dumps(arguments, sort_keys=True).decode(),
             "status": "completed",
         }
     )
     call = run.tools.setdefault(call_id, ToolCall(call_id, tool))
     call.name = call.name or tool
     call.called_at = at
+    call.calls += 1
 
 
 def _tool_result(run: PiRun, message: dict[str, Any], at: float | None) -> None:
@@ -230,6 +282,11 @@ def _tool_result(run: PiRun, message: dict[str, Any], at: float | None) -> None:
         # A session's result says how the call ended; a stream's `tool_execution_end` says it too, and first.
         call.completed_at = at
         call.is_error = message.get("isError") if isinstance(message.get("isError"), bool) else None
+        call.reported_at = message_time(message.get("timestamp"))
+        details = obj(message.get("details")) or {}
+        duration = finite(details.get("durationMs"))
+        call.duration_ms = duration if duration is not None and duration >= 0 else None
+        call.native_status = text(details.get("status"))
     elif call.is_error is None and isinstance(message.get("isError"), bool):
         call.is_error = message["isError"]
 
@@ -250,6 +307,17 @@ def entry_time(entry: dict[str, Any]) -> float | None:
     return milliseconds / 1000 if milliseconds is not None and _representable(milliseconds / 1000) else None
 
 
+def message_time(value: Any) -> float | None:
+    """A message's `timestamp` as epoch seconds: a number of milliseconds (≥ 1e11) or seconds, or an ISO string."""
+    if isinstance(value, str):
+        return timestamp(value)
+    number = finite(value)
+    if number is None or number < 0:
+        return None
+    seconds = number / 1000 if number >= _MILLISECONDS_FROM else number
+    return seconds if _representable(seconds) else None
+
+
 def _representable(seconds: float) -> bool:
     try:
         datetime.fromtimestamp(seconds)
@@ -258,7 +326,7 @@ def _representable(seconds: float) -> bool:
     return True
 
 
-def read_session(entries: Iterable[tuple[int, dict[str, Any]]], name: str) -> PiRun:
+def read_session(entries: Iterable[tuple[int, dict[str, Any]]], name: str, dialect: Dialect = "pi") -> PiRun:
     """The facts of a session's entries, given as (line number, parsed object) in file order.
 
     A session file is JSONL: a `session` header (v1 has no `version`), then entries — `message`,
@@ -269,10 +337,11 @@ def read_session(entries: Iterable[tuple[int, dict[str, Any]]], name: str) -> Pi
     among the file's parsed entries (header included), as Pi's own migration counts it; such an
     entry is named `entry-<position>` here.
 
-    ``name`` is the file's name as gaps show it (`<name>:<line>`). An entry of no known shape is a
-    gap, never an exception.
+    ``name`` is the file's name as gaps show it (`<name>:<line>`); ``dialect`` `openclaw` also reads
+    what OpenClaw adds (reasoning fields, `partialArgs`). An entry of no known shape is a gap, never
+    an exception.
     """
-    run = PiRun(form="session")
+    run = PiRun(form="session", dialect=dialect)
     children: Counter[str] = Counter()
     position = 0  # the entry's index among parsed entries, the header included: what `firstKeptEntryIndex` counts
     for line, entry in entries:
@@ -316,15 +385,19 @@ def _compaction(run: PiRun, entry: dict[str, Any]) -> None:
         index = count(entry.get("firstKeptEntryIndex"))
         kept = f"entry-{index}" if index is not None else None
     summary = entry.get("summary")
+    observed_at = entry_time(entry)
+    if observed_at is None and run.dialect == "openclaw":
+        observed_at = message_time(entry.get("timestamp"))  # OpenClaw may write it as epoch milliseconds
     run.compactions.append(
         Compaction(
-            observed_at=entry_time(entry),
+            observed_at=observed_at,
             trigger=None,
             tokens_before=count(entry.get("tokensBefore")),
             tokens_after=count(entry.get("tokensAfter")),
             summary=summary if isinstance(summary, str) else None,
             first_kept_item_id=kept,
             outcome="completed",
+            reason=text(entry.get("reason")),
             before=run.stops[-1].response_id if run.stops else None,
         )
     )

@@ -13,6 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from tests.producers.openclaw_stores import home_files, pinchbench_files
 from tests.producers.opencode_layouts import database_bytes, exports_of, sandbox_agent_export, storage_files
 from tests.support import REPO
 
@@ -126,7 +127,26 @@ def pi() -> Seed:
     return Seed({"session.jsonl": b"".join(lines[index] for index in kept)}, "session.jsonl")
 
 
-SEEDS: dict[str, Callable[[], Seed]] = {"claude-code": claude_code, "codex": codex, "opencode": opencode, "pi": pi}
+@cache
+def openclaw() -> Seed:
+    """An OpenClaw home built from the documented layout (no licensed real store is known): two agents' stores, a
+    root with parallel tools and a compaction, a subagent whose transcript branches, and its own subagent."""
+    return Seed({f"home/{name}": content for name, content in home_files().items()}, "home")
+
+
+@cache
+def openclaw_pinchbench() -> Seed:
+    """The same stores as PinchBench copies them out of its sandbox, beside the root's transcript."""
+    return Seed({f"out/{name}": content for name, content in pinchbench_files().items()}, "out")
+
+
+SEEDS: dict[str, Callable[[], Seed]] = {
+    "claude-code": claude_code,
+    "codex": codex,
+    "openclaw": openclaw,
+    "opencode": opencode,
+    "pi": pi,
+}
 """Harness name (as the registry names it) → its seed."""
 
 OPENCODE_FORMS: dict[str, Callable[[], Seed]] = {
@@ -135,3 +155,6 @@ OPENCODE_FORMS: dict[str, Callable[[], Seed]] = {
     "export": opencode_export,
 }
 """OpenCode's seed in each artifact form it reads: the laws hold for every one."""
+
+OPENCLAW_FORMS: dict[str, Callable[[], Seed]] = {"home": openclaw, "pinchbench": openclaw_pinchbench}
+"""OpenClaw's seed in each folder form it reads: the laws hold for both."""

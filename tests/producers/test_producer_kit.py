@@ -129,9 +129,12 @@ def test_every_registered_producer_has_an_observe_command_and_list_names_its_for
         assert f"{declared.name}  (source {declared.source};" in listed.stdout
         for form in declared.forms:
             assert f"- {form.name}: {form.description}" in listed.stdout
-    # Interchange formats that may hold many rollouts are read by commands of their own, not by a producer.
-    assert {declared.name for declared in producers()} == observe_commands() - {"atif", "otel"}
+    # Interchange formats that may hold many rollouts are read by commands of their own, not by a producer;
+    # `observe pinchbench` is OpenClaw's producer held to one of its forms, whose bundles are OpenClaw's.
+    assert {declared.name for declared in producers()} == observe_commands() - {"atif", "otel", "pinchbench"}
     assert "otel  (not a harness:" in listed.stdout
+    assert "pinchbench  (openclaw's PinchBench output folder form" in listed.stdout
+    assert any(form.name == "PinchBench output folder" for form in producer("openclaw").forms)
 
 
 def test_observe_without_a_harness_or_list_is_a_usage_error() -> None:

@@ -23,8 +23,8 @@ from gym_contract.producers._kit import (
     gap,
     numbered_lines,
 )
-from gym_contract.producers._pi_session import PiRun, read_session
-from gym_contract.producers.pi._bundle import STATUS_BY_STOP, Ending, assemble
+from gym_contract.producers._pi_session import STATUS_BY_STOP, PiRun, read_session
+from gym_contract.producers.pi._bundle import Ending, assemble
 from gym_contract.producers.pi._stream import STREAM_EVENTS, read_stream
 from gym_contract.reading._json_parsing import loads
 

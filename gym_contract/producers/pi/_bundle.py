@@ -12,8 +12,6 @@ from gym_contract.producers._pi_session import Compaction, PiRun, ToolCall
 
 # Gaps about the file rather than the run's one invocation.
 _FILE_GAPS: Final = frozenset({"malformed_transcript_line", "invalid_transcript_record", "transcript_unreadable"})
-STATUS_BY_STOP: Final = {"stop": "completed", "error": "failed", "aborted": "incomplete", "length": "incomplete"}
-"""Pi's `stopReason` of the run's last assistant message → the invocation's status; any other is unknown."""
 
 
 @dataclass(frozen=True)
