@@ -252,6 +252,18 @@ def test_an_id_nested_past_the_interpreters_depth_is_a_value_error(key):
         rollout_id_from_run_body(body)
 
 
+@pytest.mark.parametrize("depth", [984, 1024])
+@pytest.mark.parametrize("rollout_index", [{}, {"_ng_rollout_index": 0}])
+def test_an_index_nested_as_deep_as_the_readers_allow_is_no_identity_not_a_recursion_error(depth, rollout_index):
+    # Found by the thorough run: with one index missing, the rollout id was written from the other with
+    # str(), which recursed once per level of its nesting.
+    row = {"task_id": "7", "_ng_task_index": nested(None, depth), **rollout_index}
+    result = {"ng_agent_observations": {"source": "pi", "records": []}}
+    with pytest.raises((KeyError, ValueError)):
+        build_trajectory(row, result)
+    assert [gap.code for gap in project(row, result).gaps] == ["trajectory_projection_failed"]
+
+
 @pytest.mark.parametrize("task_id", [nested("x", 5000), ["a"], {"a": 1}])
 def test_a_task_id_that_is_no_id_gives_a_projection_gap_not_an_exception(task_id):
     row = {"_ng_task_index": 7, "_ng_rollout_index": 0, "task_id": task_id}

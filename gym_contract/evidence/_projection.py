@@ -15,7 +15,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from gym_contract._values import objects
+from gym_contract._deep_values import python_str
+from gym_contract._values import objects, preview
 from gym_contract._vocabulary import CAPTURE, OBSERVATIONS, TRAJECTORY
 from gym_contract.evidence._capture import PAYLOAD_KEYS
 from gym_contract.evidence._join import dedupe_gaps
@@ -53,9 +54,13 @@ def trajectory_identity(row: Mapping[str, Any]) -> tuple[str, str]:
     """
     key = next((key for key in ("task_id", "problem_id", "instance_id") if row.get(key) is not None), TASK_INDEX_KEY)
     task_id = id_text(key, row[key])
-    rollout_id = rollout_id_from_run_body(row) or f"{row['_ng_task_index']}-{row['_ng_rollout_index']}"
+    # The indices may be any JSON value, nested as deep as the readers allow: written without recursion.
+    rollout_id = rollout_id_from_run_body(row) or (
+        f"{python_str(row['_ng_task_index'])}-{python_str(row['_ng_rollout_index'])}"
+    )
     if not ROLLOUT_ID_PATTERN.fullmatch(rollout_id):
-        raise ValueError(f"the row's indices make the rollout id {rollout_id!r}, which breaks the contract's pattern")
+        shown = preview(rollout_id)
+        raise ValueError(f"the row's indices make the rollout id {shown}, which breaks the contract's pattern")
     return task_id, rollout_id
 
 
