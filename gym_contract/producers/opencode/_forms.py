@@ -192,15 +192,15 @@ def _read_database(path: Path) -> Store:
         connection.execute("begin")
         sessions = _rows(connection, "session", "time_created, id", store, path)
         # A locked store would keep each later read waiting as long again, for the same answer.
-        locked = any(found.detail is not None and found.detail.endswith("locked") for found in store.gaps)
-        messages = [] if locked else _rows(connection, "message", "time_created, id", store, path)
-        parts = [] if locked else _rows(connection, "part", "time_created, id", store, path)
+        locked = sessions is None
+        messages = [] if locked else _rows(connection, "message", "time_created, id", store, path) or []
+        parts = [] if locked else _rows(connection, "part", "time_created, id", store, path) or []
     except sqlite3.Error as error:
         store.gaps.append(gap("agent_artifact_unavailable", detail=f"{path.name}: {error}"))
         return store
     finally:
         connection.close()
-    for row in sessions:
+    for row in sessions or []:
         session_id = nonempty(row.get("id"))
         if session_id is None:
             store.gaps.append(gap("agent_artifact_record_unparseable", detail="session row without an id"))
@@ -231,13 +231,16 @@ def _read_database(path: Path) -> Store:
     return store
 
 
-def _rows(connection: sqlite3.Connection, table: str, order: str, store: Store, path: Path) -> list[dict[str, Any]]:
+def _rows(
+    connection: sqlite3.Connection, table: str, order: str, store: Store, path: Path
+) -> list[dict[str, Any]] | None:
+    """The table's rows; [] when it cannot be read (a gap says why), None when the store is locked."""
     try:
         cursor = connection.execute(f"select * from {table} order by {order}")
         return [dict(row) for row in cursor]
     except sqlite3.Error as error:  # locked, damaged, not OpenCode's schema
         store.gaps.append(gap("agent_artifact_unavailable", detail=f"{path.name} table {table}: {error}"))
-        return []
+        return None if isinstance(error, sqlite3.OperationalError) and "locked" in str(error) else []
     except UnicodeDecodeError:  # a damaged schema: its column names, or SQLite's message about them, are not text
         store.gaps.append(gap("agent_artifact_unavailable", detail=f"{path.name} table {table}: not UTF-8"))
         return []
