@@ -558,6 +558,7 @@ def _ray_task_running(leader: int) -> bool:
     return False
 
 
+@pytest.mark.ray
 def test_a_ray_run_gives_the_partial_summary_and_takes_its_cluster_with_it(corpus, tmp_path):
     """SIGTERM to the command: Ray's own SIGTERM handler, which would end the driver at once, does not
     skip the summary, and the cluster the command started here ends with it. (Ctrl-C to the group

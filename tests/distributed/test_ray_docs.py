@@ -6,6 +6,8 @@ import pytest
 
 from tests.doc_blocks import Block, console_commands, needs_ray, python_blocks, run_console_command, run_python_block
 
+pytestmark = pytest.mark.ray
+
 
 @pytest.mark.parametrize(
     ("block", "command"), [(b, c) for b, c in console_commands() if needs_ray(b)], ids=lambda value: str(value)[:60]

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import ray
 import zstandard
 
 from gym_contract import distributed
@@ -22,13 +21,15 @@ from gym_contract.reading import _sources
 from gym_contract.validation._checking import InputUnreadable
 from tests.support import REPO
 
+ray = pytest.importorskip("ray")  # the ray extra: without it, these tests say so and skip
+
 EXAMPLES = REPO / "examples"
 MAKE_CORPUS = REPO / "tools" / "make_corpus.py"
 # Shares of a few records each, so that every file of a few hundred KiB is cut into several.
 SMALL_BLOCKS = 64 * 1024
 
 
-pytestmark = pytest.mark.usefixtures("local_cluster")  # tests/distributed/conftest.py
+pytestmark = [pytest.mark.ray, pytest.mark.usefixtures("local_cluster")]  # tests/distributed/conftest.py
 
 
 @pytest.fixture(scope="module")

@@ -8,12 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import ray
-from ray import cluster_utils
 
 from gym_contract import distributed
 from gym_contract.checking import check_files
 from tests.support import REPO
+
+ray = pytest.importorskip("ray")  # the ray extra: without it, these tests say so and skip
+cluster_utils = pytest.importorskip("ray.cluster_utils")
+pytestmark = pytest.mark.ray
 
 
 @pytest.fixture
