@@ -35,8 +35,13 @@ def python_repr(value: Any) -> str:
         is_array=_repr_as_list,
         leaf=_repr_leaf,
         string=str.__repr__,
-        key_text=python_repr,
+        key_text=_repr_key,
     )
+
+
+def _repr_key(key: Any) -> str:
+    # A JSON object's keys are strings: written directly, not through a layout of their own.
+    return str.__repr__(key) if type(key) is str else python_repr(key)
 
 
 def _repr_as_dict(value: Any) -> bool:
@@ -62,8 +67,12 @@ def exact_repr(value: Any) -> str:
         is_array=_repr_as_list,
         leaf=_exact_leaf,
         string=str.__repr__,
-        key_text=exact_repr,
+        key_text=_exact_key,
     )
+
+
+def _exact_key(key: Any) -> str:
+    return str.__repr__(key) if type(key) is str else exact_repr(key)
 
 
 def _exact_leaf(value: Any) -> str:

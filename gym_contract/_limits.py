@@ -10,6 +10,7 @@ of any size Python converts stays an integer, and a number Python cannot hold is
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -51,20 +52,42 @@ Path = tuple[str | int, ...]
 def depth_beyond(value: Any, limit: int) -> Path | None:
     """The path of the first array or object nested more than ``limit`` levels deep, or None.
 
-    Iterative, so a value of any depth is measured without exhausting the interpreter's stack.
+    Iterative, so a value of any depth is measured without exhausting the interpreter's stack, and
+    linear in the size of the value: a path is kept as a link to its parent's, and spelt out only for
+    the place reported.
     """
-    stack: list[tuple[Any, int, Path]] = [(value, 1, ())]
-    while stack:
-        item, level, path = stack.pop()
-        if isinstance(item, dict):
-            if level > limit:
-                return path
-            stack.extend((child, level + 1, (*path, key)) for key, child in item.items())
-        elif isinstance(item, list):
-            if level > limit:
-                return path
-            stack.extend((child, level + 1, (*path, index)) for index, child in enumerate(item))
+    for item, level, link in _walk(value):
+        if level > limit and isinstance(item, (dict, list)):
+            return _spelt(link)
     return None
+
+
+# A path as a chain of (parent link, last segment) pairs: one pair per value walked, whatever its depth.
+_Link = tuple[Any, str | int] | None
+
+
+def _walk(value: Any) -> Iterator[tuple[Any, int, _Link]]:
+    """Every value inside ``value``, itself included, depth first, with its level and the link to its path.
+
+    A container's members are taken on only when the next value is asked for, so a caller that stops
+    at a container never pays for what it holds."""
+    stack: list[tuple[Any, int, _Link]] = [(value, 1, None)]
+    while stack:
+        entry = stack.pop()
+        yield entry
+        item, level, link = entry
+        if isinstance(item, dict):
+            stack.extend((child, level + 1, (link, key)) for key, child in item.items())
+        elif isinstance(item, list):
+            stack.extend((child, level + 1, (link, index)) for index, child in enumerate(item))
+
+
+def _spelt(link: _Link) -> Path:
+    segments: list[str | int] = []
+    while link is not None:
+        link, segment = link
+        segments.append(segment)
+    return tuple(reversed(segments))
 
 
 # orjson writes at most this many levels, string keys only, and integers within 64 bits: a value it
@@ -101,23 +124,21 @@ def value_problem(value: Any, limit: int) -> tuple[Path, str] | None:
     """
     if limit >= ORJSON_WRITES and fits_orjson(value):
         return None  # the common case, proven in one pass of compiled code
-    stack: list[tuple[Any, int, Path]] = [(value, 1, ())]
-    while stack:
-        item, level, path = stack.pop()
+    deeper = f"nesting is deeper than the {limit} levels a record of this kind may have"
+    walk = _walk(value)
+    for item, level, link in walk:
         if isinstance(item, dict):
             if level > limit:
-                return path, f"nesting is deeper than the {limit} levels a record of this kind may have"
-            for key, child in item.items():
+                return _spelt(link), deeper
+            for key in item:
                 if not isinstance(key, str):
-                    return path, f"an object key must be a string, not {type(key).__name__}"
-                stack.append((child, level + 1, (*path, key)))
+                    return _spelt(link), f"an object key must be a string, not {type(key).__name__}"
         elif isinstance(item, list):
             if level > limit:
-                return path, f"nesting is deeper than the {limit} levels a record of this kind may have"
-            stack.extend((child, level + 1, (*path, index)) for index, child in enumerate(item))
+                return _spelt(link), deeper
         elif isinstance(item, int) and item.bit_length() > 3 * _MAX_INT_DIGITS and not _writable(item):
             return (
-                path,
+                _spelt(link),
                 f"an integer of more than {_MAX_INT_DIGITS:,} digits; read from JSON text it would be NumberText",
             )
     return None

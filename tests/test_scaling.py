@@ -32,6 +32,7 @@ from hypothesis import given, settings
 
 from gym_contract import chain, derive_record, iter_diagnostics, join, project, rollout_coverage
 from gym_contract._json_writing import dumps
+from gym_contract._values import NumberText
 from gym_contract.capture import Capture, capture_attachment
 from gym_contract.evidence._projection_merge import Gaps, merge_invocations
 from gym_contract.interop import from_atif, to_atif, to_otel
@@ -134,6 +135,15 @@ def _chain_bundle(invocations: int) -> dict[str, Any]:
     return {"source": "claude_code", "records": records}
 
 
+def _deep_value(levels: int) -> dict[str, Any]:
+    """A rollout holding a value ``levels`` deep, eight leaves a level and a number Python cannot hold at
+    the bottom: no compiled writer takes it, so each walk over it is the package's own, every level."""
+    value: Any = [NumberText("1e999")]
+    for _ in range(levels):
+        value = [value, *range(8)]
+    return {"_ng_task_index": 7, "_ng_rollout_index": 0, "extra": value}
+
+
 def _on(function: Callable[..., object], *arguments: Any, **options: Any) -> Callable[[], object]:
     """``function`` called on ``arguments``, which are built now, before any clock starts."""
     return lambda: function(*arguments, **options)
@@ -164,6 +174,8 @@ OPERATIONS: dict[str, tuple[Callable[[int], Callable[[], object]], int]] = {
     # name: (the work on an input of n units, its input built first; n for the smaller input)
     "the rules of a rollout record": (lambda n: _on(_diagnostics, _rollout(n).record), 600),
     "the rules of a collected record": (lambda n: _on(_diagnostics, _collected(n)), 600),
+    # Depth, not breadth: 250 levels, past the 254 orjson writes with the rollout's own two, then 1,000.
+    "the rules of a value nested ever deeper": (lambda n: _on(_diagnostics, _deep_value(n)), 250),
     "the join": (lambda n: _on(join, _bundle(n), _calls(n)), 600),
     "the join of calls that share an id": (_join_of_one_shared_id, 600),
     "the projection": (lambda n: _on(project, _rollout(n).record, _rollout(n).record), 300),

@@ -176,6 +176,8 @@ def _message(error: ValidationError) -> str:
         wanted = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
         expected = " or ".join(map(repr, wanted))
         return f"{error.instance!r} is a number beyond what a double or a Python int holds; expected {expected}"
+    if len(error.message) <= PREVIEW_CHARS:
+        return error.message  # too short to quote a value longer than a preview
     full = python_repr(error.instance)
     if len(full) > PREVIEW_CHARS and error.message.startswith(full):
         return preview(error.instance) + error.message[len(full) :]
