@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -24,6 +25,7 @@ __all__ = [
     "Producer",
     "Rating",
     "RunSummary",
+    "UnrecognisedArtifactError",
     "gap",
     "numbered_lines",
     "readable_name",
@@ -141,6 +143,23 @@ class ArtifactForm:
 
     name: str
     description: str
+
+
+class UnrecognisedArtifactError(ValueError):
+    """What a producer's `observe` raises for an input that is none of its artifact forms.
+
+    Each producer tells its forms from their content (a Pi session by its header and entries, a
+    Codex rollout by its lines' `type` and `payload` …); a path that holds nothing (no file, an
+    empty file or folder) or holds something else is no evidence of its harness, and a document of
+    gaps alone would pass it off as a run that left nothing. ``why`` says what was found instead.
+    An artifact the producer recognises is never refused, however damaged: its damage becomes gaps;
+    so does an input that exists but cannot be read at all, whose form nothing can tell.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], why: str) -> None:
+        self.path = readable_name(os.fsdecode(path))
+        self.why = why
+        super().__init__(f"{self.path}: {why}")
 
 
 @dataclass(frozen=True)

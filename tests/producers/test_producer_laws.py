@@ -1,5 +1,5 @@
-"""The producer laws, over every registered producer: no artifact makes one raise, every output keeps the contract,
-every gap code is registered for it, and observing is deterministic.
+"""The producer laws, over every registered producer: no artifact makes one raise but to refuse an input that is none
+of its forms, every output keeps the contract, every gap code is registered for it, and observing is deterministic.
 
 Each producer starts from its seed (tests/producers/seeds.py), real artifacts cut small; the
 artifacts are then damaged — truncated, ill-typed, emptied, deleted, made enormous or deep, renamed
@@ -27,7 +27,14 @@ from hypothesis import strategies as st
 from gym_contract import iter_diagnostics
 from gym_contract._json_writing import dumps
 from gym_contract.models import AgentObservationBundle
-from gym_contract.producers import COMMON_SUMMARY_FIELDS, Observed, Producer, RunSummary, producers
+from gym_contract.producers import (
+    COMMON_SUMMARY_FIELDS,
+    Observed,
+    Producer,
+    RunSummary,
+    UnrecognisedArtifactError,
+    producers,
+)
 from gym_contract.reading._json_parsing import loads
 from tests.producers.seeds import SEEDS, Seed
 from tests.strategies import as_line, damaged_lines, json_values
@@ -150,6 +157,20 @@ def observed_bytes(declared: Producer, path: Path, options: dict[str, Any], proc
     return dumps(observed.document(), indent=True)
 
 
+def observed_or_refused(declared: Producer, path: Path, options: dict[str, Any], process: dict[str, Any]) -> bytes:
+    """The document's bytes, or `REFUSED` and what the refusal says when the input is none of the producer's forms."""
+    try:
+        return observed_bytes(declared, path, options, process)
+    except UnrecognisedArtifactError as error:
+        # A refusal says what was found instead; an empty reason would leave `REFUSED: ` alone.
+        return REFUSED + (error.why.encode() or b"(no reason given)")
+
+
+REFUSED = b"REFUSED: "
+APPENDING = frozenset({"enormous", "deep"})
+"""Harms that only add a line to a file."""
+
+
 # ------------------------------------------------------------------------------------------ laws
 
 
@@ -181,8 +202,14 @@ def test_no_artifact_makes_a_producer_raise_and_every_output_keeps_the_contract(
     declared, seed = PRODUCERS[name], SEEDS[name]()
     harms = data.draw(damage(seed), label="harms")
     with artifacts(seed, harms) as (path, options):
-        first = observed_bytes(declared, path, options, process)
-        again = observed_bytes(declared, path, options, process)
+        first = observed_or_refused(declared, path, options, process)
+        again = observed_or_refused(declared, path, options, process)
+    if first.startswith(REFUSED):  # harm that left none of the producer's forms: refused, the same way each time
+        assert first == again
+        assert not first.endswith(b"(no reason given)")
+        # A line added to an artifact is damage to it, never a reason to take it for something else.
+        assert not all(harm in APPENDING for harm, _, _ in harms), first.decode()
+        return
     assert breaches(declared, first, again) == []
     # A file the caller names is read wherever it leads; one found inside the input never leaves it.
     named = {seed.path, *seed.options.values()}
@@ -277,14 +304,22 @@ def test_the_laws_catch_an_output_that_breaks_them() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(PRODUCERS))
-def test_a_missing_or_empty_input_is_observed_not_raised(name: str, tmp_path: Path) -> None:
+def test_a_missing_or_empty_input_is_refused_as_none_of_the_forms(name: str, tmp_path: Path) -> None:
     declared = PRODUCERS[name]
     (tmp_path / "empty").mkdir()
     (tmp_path / "file").write_bytes(b"")
+    # Claude Code's artifact is the config folder the caller names: an empty one is a run that wrote nothing.
+    held = {"claude-code": [tmp_path / "empty"]}.get(name, [])
     for path in (tmp_path / "absent", tmp_path / "empty", tmp_path / "file"):
-        document = loads(observed_bytes(declared, path, {}, {}))
-        assert document["ng_agent_observations"]["records"] == []
-        assert document["ng_agent_observations"]["gaps"], "an input with nothing in it is said to have nothing"
+        if path in held:
+            document = loads(observed_bytes(declared, path, {}, {}))
+            assert document["ng_agent_observations"]["records"] == []
+            assert document["ng_agent_observations"]["gaps"], "an input with nothing in it is said to have nothing"
+            continue
+        with pytest.raises(UnrecognisedArtifactError) as refused:
+            declared.observe(path, model_ref="policy")
+        assert refused.value.why
+        assert str(refused.value).startswith(str(path))
 
 
 def test_the_damage_reaches_the_disk_as_drawn() -> None:

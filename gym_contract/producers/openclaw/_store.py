@@ -44,12 +44,28 @@ def layout(path: Path) -> Layout:
         return Layout("transcript", transcript=path)
     if not path.is_dir():
         return Layout("none")
-    if (path / "0001_transcripts").is_dir() or (path / "openclaw_sessions").is_dir():
+    if is_pinchbench(path):
         return pinchbench_layout(path)
     for form, agents in (("home", path / ".openclaw" / "agents"), ("state", path / "agents")):
         if agents.is_dir():
             return Layout(form, agents=agents)  # type: ignore[arg-type]
     return Layout("agents", agents=path)
+
+
+def is_pinchbench(path: Path) -> bool:
+    """Whether a folder is a PinchBench output folder: it holds `0001_transcripts/` or `openclaw_sessions/`."""
+    return (path / "0001_transcripts").is_dir() or (path / "openclaw_sessions").is_dir()
+
+
+def holds_sessions(agents: Path) -> bool:
+    """Whether an agents folder holds an `<id>/sessions/` folder, as OpenClaw writes one per agent.
+
+    A folder that cannot be listed may hold one: what it holds is then reported by the gaps of its read.
+    """
+    try:
+        return any((folder / "sessions").is_dir() for folder in agents.iterdir())
+    except OSError:
+        return agents.exists()
 
 
 def pinchbench_layout(path: Path) -> Layout:
