@@ -31,6 +31,7 @@ __all__ = [
     "readable_name",
     "resolved",
     "timestamp",
+    "tool_call_record",
     "within",
 ]
 
@@ -240,6 +241,38 @@ def timestamp(value: Any) -> float | None:
     if parsed.tzinfo is None:  # a time without a zone names no instant
         return None
     return parsed.timestamp()
+
+
+def tool_call_record(
+    owner: str,
+    call_id: str,
+    name: str | None,
+    *,
+    started: float | None,
+    completed: float | None,
+    duration_ms: float | None,
+    status: str,
+    error_type: str | None = None,
+    timing_source: str = "artifact",
+) -> dict[str, Any]:
+    """One `tool_call` record as every producer writes it; ``timing_source`` is kept only for a call with a time.
+
+    No artifact a producer reads knows the sandbox a call ran in: `sandbox_id` is None.
+    """
+    timed = started is not None or completed is not None
+    return {
+        "kind": "tool_call",
+        "invocation_id": owner,
+        "tool_call_id": call_id,
+        "sandbox_id": None,
+        "tool_name": name,
+        "started_at": started,
+        "completed_at": completed,
+        "duration_ms": duration_ms,
+        "timing_source": timing_source if timed else None,
+        "status": status,
+        "error_type": error_type,
+    }
 
 
 def tool_interval(
