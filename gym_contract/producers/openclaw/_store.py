@@ -151,7 +151,8 @@ def tree(root: Path, entries: dict[str, _Entry], gaps: list[ObservationGap]) -> 
 
     A child names its parent by `spawnedBy` or `parentSessionKey`; two that differ make its parent
     ambiguous (gap `subagent_parent_ambiguous`, and it is read as a root). A parent key no store
-    holds is kept as the parent (a missing parent is allowed) and the tree is incomplete.
+    holds is kept as the parent (a missing parent is allowed) and the tree is incomplete: the
+    invocation that key names cannot be built (gap `agent_invocation_unavailable`, one per key).
     """
     parents: dict[str, str | None] = {}
     for key, entry in entries.items():
@@ -161,8 +162,10 @@ def tree(root: Path, entries: dict[str, _Entry], gaps: list[ObservationGap]) -> 
             parents[key] = None
         else:
             parents[key] = spawned_by or parent_key
-    if any(parent is not None and parent not in entries for parent in parents.values()):
+    missing = sorted({parent for parent in parents.values() if parent is not None and parent not in entries})
+    if missing:
         gaps.append(gap("subagent_hierarchy_incomplete"))
+        gaps += [gap("agent_invocation_unavailable", key) for key in missing]
     ordered = sorted(key for key, parent in parents.items() if parent is None or parent not in entries)
     while len(ordered) < len(parents):
         placed = set(ordered)
