@@ -196,3 +196,22 @@ def test_a_sqlite_database_of_another_program_is_refused(tmp_path: Path) -> None
 
     assert (status, out) == (2, "")
     assert "a SQLite database without OpenCode's session, message, part tables" in err
+
+
+@pytest.mark.parametrize(
+    ("harness", "said"),
+    [
+        ("codex", "the file is empty"),
+        ("pi", "the file is empty"),
+        ("openclaw", "the file is empty"),
+        ("opencode", "the file is empty"),
+        ("otel", "the input is empty"),
+    ],
+)
+def test_an_empty_file_is_said_to_be_empty(harness: str, said: str, tmp_path: Path) -> None:
+    path = written("empty.jsonl", "")(tmp_path)
+
+    status, _, err = run_in_process("observe", harness, str(path))
+
+    assert status == 2
+    assert err.startswith(f"gym-contract: cannot read {path}: {said}; ")

@@ -104,7 +104,9 @@ def read(path: str | os.PathLike[str], max_line_bytes: int) -> Read:
                 found.gaps.append(gap("transcript_unreadable", detail=name))
         return found
     if not _read_file(found, root, root.name, max_line_bytes):
-        raise UnrecognisedArtifactError(root, "no line is a Codex rollout line or `exec --json` event")
+        empty = not found.gaps  # no line at all, not even a damaged one
+        why = "the file is empty" if empty else "no line is a Codex rollout line or `exec --json` event"
+        raise UnrecognisedArtifactError(root, why)
     return found
 
 
@@ -119,7 +121,7 @@ def _rollout_files(root: Path) -> Iterator[Path]:
 
 
 def _read_file(found: Read, path: Path, name: str, max_line_bytes: int) -> bool:
-    """Read one file into ``found``; False when it was read and holds no Codex line (a gap says so)."""
+    """Read one file into ``found``; False when it was read and holds no Codex line."""
     lines: list[Line] = []
     try:
         with path.open("rb") as handle:
