@@ -276,6 +276,21 @@ def test_files_and_gap_codes_added_are_additive_and_removed_are_breaking():
     ]
 
 
+def test_a_gap_detail_stated_where_none_was_is_additive_and_a_stated_one_changed_breaks():
+    registry = {"codes": [{"code": "a", "detail": None}, {"code": "b", "detail": "call id"}, {"code": "c"}]}
+    stated = {"codes": [{"code": "a", "detail": "call id"}, {"code": "b", "detail": "the call id"}, {"code": "c"}]}
+    dropped = {"codes": [{"code": "a", "detail": None}, {"code": "b", "detail": None}, {"code": "c", "detail": 1}]}
+
+    assert [(c.path, c.verdict) for c in changes({"gap_codes.json": registry}, {"gap_codes.json": stated})] == [
+        ("/codes/a/detail", "additive"),
+        ("/codes/b/detail", "breaking"),
+    ]
+    assert [(c.path, c.verdict) for c in changes({"gap_codes.json": registry}, {"gap_codes.json": dropped})] == [
+        ("/codes/b/detail", "breaking"),
+        ("/codes/c/detail", "breaking"),
+    ]
+
+
 def test_every_bundled_schema_compared_with_itself_has_no_change():
     current = load_version(schemas.directory())
     assert changes(current, current) == []

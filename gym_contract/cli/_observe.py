@@ -9,7 +9,7 @@ from typing import Any
 
 from gym_contract.cli._artifacts import CLAUDE_CODE_STREAM, BadInputError, harness_lines
 from gym_contract.cli._common import EXIT_FAILED, EXIT_OK, print_json, say, usage_error
-from gym_contract.producers import Observed, producer, producers
+from gym_contract.producers import ArtifactForm, Observed, UnrecognisedArtifactError, producer, producers
 from gym_contract.producers.claude_code import observe as observe_claude_code
 from gym_contract.validation import iter_diagnostics
 
@@ -32,6 +32,10 @@ def _observe_list(args: argparse.Namespace) -> int:
     print("pinchbench  (openclaw's PinchBench output folder form, held to that form; source openclaw)")
     print("atif  (not a harness: an ATIF trajectory document, read into the bundle alone)")
     print("otel  (not a harness: OpenTelemetry GenAI spans in OTLP/JSON, a document per rollout or trace)")
+    from gym_contract.producers.otel import FORMS as OTEL_FORMS
+
+    for form in OTEL_FORMS:
+        print(f"  - {form.name}: {form.description}")
     return EXIT_OK
 
 
@@ -52,31 +56,47 @@ def print_observed(observed: Observed) -> int:
     return EXIT_INVALID if problems else EXIT_OK
 
 
+def refused(harness: str, forms: tuple[ArtifactForm, ...], error: UnrecognisedArtifactError) -> int:
+    """The usage error of an input that is none of a harness's artifact forms, naming the forms it reads."""
+    listed = ", ".join(form.name for form in forms)
+    return usage_error(f"cannot read {error.path}: {error.why}; {harness} reads: {listed} (see observe --list)")
+
+
 def _observe_registered(args: argparse.Namespace) -> int:
     """`observe <harness> PATH` for a producer that takes only what every producer takes."""
     if not os.path.lexists(args.path):
         return usage_error(f"cannot read {args.path}: no such file or directory")
-    observed = producer(args.producer).observe(
-        args.path, model_ref=args.model_ref, exit_code=args.exit_code, timed_out=args.timed_out
-    )
+    declared = producer(args.producer)
+    try:
+        observed = declared.observe(
+            args.path, model_ref=args.model_ref, exit_code=args.exit_code, timed_out=args.timed_out
+        )
+    except UnrecognisedArtifactError as error:
+        return refused(declared.name, declared.forms, error)
     return print_observed(observed)
 
 
 def _observe_pinchbench(args: argparse.Namespace) -> int:
     """`observe pinchbench OUT_DIR`: the OpenClaw producer, held to the PinchBench output folder's form."""
-    from gym_contract.producers.openclaw import observe_pinchbench
+    from gym_contract.producers.openclaw import PINCHBENCH_FORM, observe_pinchbench
 
     if not os.path.lexists(args.path):
         return usage_error(f"cannot read {args.path}: no such file or directory")
-    observed = observe_pinchbench(
-        args.path, model_ref=args.model_ref, exit_code=args.exit_code, timed_out=args.timed_out
-    )
+    try:
+        observed = observe_pinchbench(
+            args.path, model_ref=args.model_ref, exit_code=args.exit_code, timed_out=args.timed_out
+        )
+    except UnrecognisedArtifactError as error:
+        return refused("pinchbench", (PINCHBENCH_FORM,), error)
     return print_observed(observed)
 
 
 def _observe_claude_code(args: argparse.Namespace) -> int:
-    if not Path(args.config_dir).is_dir():
-        return usage_error(f"cannot read {args.config_dir}: not a directory")
+    declared = producer("claude-code")
+    # PATH is the config directory; the stream, its other form, is given with --stream.
+    config_form = declared.forms[:1]
+    if not Path(args.config_dir).is_dir():  # refused before a stream (stdin, perhaps) is read
+        return refused(declared.name, config_form, UnrecognisedArtifactError(args.config_dir, "not a directory"))
     stream: Any = None
     if args.stream is not None:
         try:
@@ -84,15 +104,18 @@ def _observe_claude_code(args: argparse.Namespace) -> int:
         except BadInputError as error:
             return usage_error(str(error))
     # The option types hold --exit-code and --duration-s to what observe takes: it raises nothing here.
-    observed = observe_claude_code(
-        args.config_dir,
-        model_ref=args.model_ref,
-        exit_code=args.exit_code,
-        timed_out=args.timed_out,
-        stream=stream,
-        measured_duration_s=args.duration_s,
-        sandboxed=False if args.no_sandbox else None,
-    )
+    try:
+        observed = observe_claude_code(
+            args.config_dir,
+            model_ref=args.model_ref,
+            exit_code=args.exit_code,
+            timed_out=args.timed_out,
+            stream=stream,
+            measured_duration_s=args.duration_s,
+            sandboxed=False if args.no_sandbox else None,
+        )
+    except UnrecognisedArtifactError as error:  # the folder went between the look above and the read
+        return refused(declared.name, config_form, error)
     return print_observed(observed)
 
 
@@ -128,6 +151,7 @@ def _observe_atif(args: argparse.Namespace) -> int:
 def _observe_otel(args: argparse.Namespace) -> int:
     """`observe otel SPANS`: one document per bundle the spans make, one after another."""
     from gym_contract.cli._common import say_damaged
+    from gym_contract.producers.otel import FORMS as OTEL_FORMS
     from gym_contract.producers.otel import observe_otel
     from gym_contract.reading._sources import InputUnreadable
 
@@ -135,6 +159,8 @@ def _observe_otel(args: argparse.Namespace) -> int:
         observed, read = observe_otel(args.spans, model_ref=args.model_ref)
     except InputUnreadable as error:
         return usage_error(str(error))
+    except UnrecognisedArtifactError as error:
+        return refused("otel", OTEL_FORMS, error)
     for diagnostic in read.damaged:
         say_damaged(diagnostic)
     for problem in read.unreadable:

@@ -146,7 +146,7 @@ def register_observe(commands: Any) -> None:
         description="Read what a harness left behind and print it as contract data in one JSON document: for "
         "a harness the ng_agent_observations bundle, the ng_agent_outcome and the run summary; for atif the "
         "bundle. --list names every harness and the artifact forms it reads. Exit 1 when the document breaks "
-        "the contract, 2 when an input cannot be read.",
+        "the contract, 2 when an input cannot be read or is none of the forms the harness reads.",
     )
     observe.add_argument(
         "--list", action="store_true", help="name every harness, the artifact forms it reads and its capability"
@@ -160,7 +160,8 @@ def register_observe(commands: Any) -> None:
         "claude-code",
         help="a Claude Code run: its CLAUDE_CONFIG_DIR and optionally its stream-json output",
         description="Read the session transcripts under CONFIG_DIR/projects (subagents included) and, when "
-        "given, the `claude -p --output-format stream-json --verbose` stdout.",
+        "given, the `claude -p --output-format stream-json --verbose` stdout. Exit 1 when the document breaks the "
+        "contract, 2 when CONFIG_DIR is no directory or the stream cannot be read.",
     )
     claude.add_argument("config_dir", metavar="CONFIG_DIR", help="the run's CLAUDE_CONFIG_DIR")
     claude.add_argument("--stream", metavar="STDOUT.jsonl", help="the stream-json output; - for stdin")
@@ -250,7 +251,7 @@ def register_observe(commands: Any) -> None:
         "the invocations, chat spans their model calls, execute_tool spans the tool calls; what the spans do not "
         "say is named by gaps. A damaged line is reported with its number and the others are read. Exit 1 when a "
         "line or span was damaged, a bundle breaks the contract or there is no span at all, 2 when the input "
-        "cannot be read.",
+        "cannot be read or holds no OTLP/JSON traces (no request with resourceSpans).",
     )
     otel.add_argument("spans", metavar="SPANS", help="OTLP/JSON traces (.json, JSONL, .gz, .zst); - for stdin")
     otel.add_argument(
@@ -270,7 +271,8 @@ def producer_command(
     parser: argparse.ArgumentParser = harnesses.add_parser(
         name,
         help=help,
-        description=f"{description} Exit 1 when the document breaks the contract, 2 when PATH cannot be read.",
+        description=f"{description} Exit 1 when the document breaks the contract, 2 when PATH cannot be read or is "
+        "none of the forms the harness reads (observe --list names them).",
     )
     parser.add_argument("path", metavar=path, help=path_help)
     parser.add_argument("--model-ref", metavar="NAME", help="model server that served the run (e.g. policy)")

@@ -1,7 +1,8 @@
 """Producers: turn a harness's own artifacts into `ng_agent_observations` bundles, outcomes and run summaries.
 
 Every producer has one shape: ``gym_contract.producers.<harness>.observe(path, *, model_ref=None,
-exit_code=None, timed_out=False, ...)`` returns an `Observed`, and its package declares a
+exit_code=None, timed_out=False, ...)`` returns an `Observed` — or raises `UnrecognisedArtifactError` for
+an input that is none of its artifact forms — and its package declares a
 `Producer` (``PRODUCER``): the artifact forms it reads and the capability it can deliver. The
 registry below lists them; `gym-contract observe --list` prints it.
 """
@@ -11,7 +12,15 @@ from __future__ import annotations
 import importlib
 from typing import Final
 
-from gym_contract.producers._kit import COMMON_SUMMARY_FIELDS, ArtifactForm, Observed, Producer, Rating, RunSummary
+from gym_contract.producers._kit import (
+    COMMON_SUMMARY_FIELDS,
+    ArtifactForm,
+    Observed,
+    Producer,
+    Rating,
+    RunSummary,
+    UnrecognisedArtifactError,
+)
 
 __all__ = [
     "COMMON_SUMMARY_FIELDS",
@@ -20,6 +29,7 @@ __all__ = [
     "Producer",
     "Rating",
     "RunSummary",
+    "UnrecognisedArtifactError",
     "by_source",
     "producer",
     "producers",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -24,11 +25,13 @@ __all__ = [
     "Producer",
     "Rating",
     "RunSummary",
+    "UnrecognisedArtifactError",
     "gap",
     "numbered_lines",
     "readable_name",
     "resolved",
     "timestamp",
+    "tool_call_record",
     "within",
 ]
 
@@ -143,6 +146,23 @@ class ArtifactForm:
     description: str
 
 
+class UnrecognisedArtifactError(ValueError):
+    """What a producer's `observe` raises for an input that is none of its artifact forms.
+
+    Each producer tells its forms from their content (a Pi session by its header and entries, a
+    Codex rollout by its lines' `type` and `payload` …); a path that holds nothing (no file, an
+    empty file or folder) or holds something else is no evidence of its harness, and a document of
+    gaps alone would pass it off as a run that left nothing. ``why`` says what was found instead.
+    An artifact the producer recognises is never refused, however damaged: its damage becomes gaps;
+    so does an input that exists but cannot be read at all, whose form nothing can tell.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], why: str) -> None:
+        self.path = readable_name(os.fsdecode(path))
+        self.why = why
+        super().__init__(f"{self.path}: {why}")
+
+
 @dataclass(frozen=True)
 class Producer:
     """A registered producer: its command name, the bundle `source` it writes, what it reads and can deliver.
@@ -221,6 +241,38 @@ def timestamp(value: Any) -> float | None:
     if parsed.tzinfo is None:  # a time without a zone names no instant
         return None
     return parsed.timestamp()
+
+
+def tool_call_record(
+    owner: str,
+    call_id: str,
+    name: str | None,
+    *,
+    started: float | None,
+    completed: float | None,
+    duration_ms: float | None,
+    status: str,
+    error_type: str | None = None,
+    timing_source: str = "artifact",
+) -> dict[str, Any]:
+    """One `tool_call` record as every producer writes it; ``timing_source`` is kept only for a call with a time.
+
+    No artifact a producer reads knows the sandbox a call ran in: `sandbox_id` is None.
+    """
+    timed = started is not None or completed is not None
+    return {
+        "kind": "tool_call",
+        "invocation_id": owner,
+        "tool_call_id": call_id,
+        "sandbox_id": None,
+        "tool_name": name,
+        "started_at": started,
+        "completed_at": completed,
+        "duration_ms": duration_ms,
+        "timing_source": timing_source if timed else None,
+        "status": status,
+        "error_type": error_type,
+    }
 
 
 def tool_interval(

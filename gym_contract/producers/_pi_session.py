@@ -295,6 +295,19 @@ def _tool_result(run: PiRun, message: dict[str, Any], at: float | None) -> None:
 
 # Entries that carry no conversation and no tool or compaction fact: settings and bookkeeping.
 _BOOKKEEPING: Final = frozenset({"model_change", "thinking_level_change", "custom", "label", "session_info"})
+SESSION_ENTRIES: Final = frozenset({"message", "compaction", "branch_summary", "custom_message", *_BOOKKEEPING})
+"""The `type`s of the entries a session file holds after its `session` header, in every layout (v1–v3)."""
+
+
+def is_session_entry(entry: dict[str, Any]) -> bool:
+    """Whether a parsed line is an entry of a session file's own shape: a type it holds, a `message` an object."""
+    kind = entry.get("type")
+    return kind in SESSION_ENTRIES and (kind != "message" or isinstance(entry.get("message"), dict))
+
+
+def is_session_line(entry: dict[str, Any]) -> bool:
+    """Whether a parsed line is a session file's: its `session` header, or an entry of a shape it holds."""
+    return entry.get("type") == "session" or is_session_entry(entry)
 
 
 def entry_time(entry: dict[str, Any]) -> float | None:
@@ -353,6 +366,10 @@ def read_session(entries: Iterable[tuple[int, dict[str, Any]]], name: str, diale
                 run.version = version if version is not None and version >= 1 else 1
             position += 1
             continue
+        if not is_session_entry(entry):  # no entry of a session, never counted as one: reported by its line
+            run.gaps.append(gap("invalid_transcript_record", None, f"{name}:{line}"))
+            position += 1
+            continue
         run.entries += 1
         own = nonempty(entry.get("id")) if run.version != 1 else None
         base = own if own is not None else f"entry-{position}"
@@ -368,8 +385,6 @@ def read_session(entries: Iterable[tuple[int, dict[str, Any]]], name: str, diale
             said = entry.get("summary") if kind == "branch_summary" else entry.get("content")
             role = "branchSummary" if kind == "branch_summary" else "custom"
             take_message(run, {"role": role, "summary": said, "content": said}, base, entry_time(entry))
-        elif kind not in _BOOKKEEPING:
-            run.gaps.append(gap("invalid_transcript_record", None, f"{name}:{line}"))
     if run.version is None:
         run.version = 1  # no header at all: entries without ids read as Pi reads a v1 file
     run.branches = sum(1 for seen in children.values() if seen > 1)

@@ -308,7 +308,12 @@ def _dependent_required(where: str, before: dict[str, Any], after: dict[str, Any
 
 
 def _registry(old: Any, new: Any) -> Found:
-    """The gap-code registry: a new code is additive; a removed one, or a changed field but its prose, breaks."""
+    """The gap-code registry: a new code is additive; a removed one, or a changed field but its prose, breaks.
+
+    Two changes only add: producers listed in `emitted_by` (or criteria) beside those already there, and
+    a `detail` stated where the registry stated none — data with no detail keeps meaning what it meant,
+    while a detail already stated may be read by consumers, so changing it breaks.
+    """
     before = {entry.get("code"): entry for entry in _as_list(_mapping(old).get("codes", [])) if isinstance(entry, dict)}
     after = {entry.get("code"): entry for entry in _as_list(_mapping(new).get("codes", [])) if isinstance(entry, dict)}
     for code in sorted(set(before) | set(after), key=str):
@@ -320,12 +325,18 @@ def _registry(old: Any, new: Any) -> Found:
         else:
             for field in sorted(set(before[code]) | set(after[code])):
                 if before[code].get(field) != after[code].get(field):
-                    # Which producers emit it and which criteria it weakens may grow; its meaning is prose.
+                    # Which producers emit it and which criteria it weakens may grow, and a detail no entry
+                    # stated may be stated; its meaning is prose.
                     grows = field in ("emitted_by", "criteria") and set(before[code].get(field) or []) <= set(
                         after[code].get(field) or []
                     )
-                    verdict: Verdict = "annotation" if field == "meaning" else "additive" if grows else "breaking"
-                    yield f"{where}/{field}", verdict, f"gap code {code!r}: {field} changed"
+                    stated = field == "detail" and before[code].get(field) is None
+                    stated = stated and isinstance(after[code].get(field), str)
+                    verdict: Verdict = (
+                        "annotation" if field == "meaning" else "additive" if grows or stated else "breaking"
+                    )
+                    said = "stated" if stated else "changed"
+                    yield f"{where}/{field}", verdict, f"gap code {code!r}: {field} {said}"
 
 
 def _bound(keyword: str, before: Any, after: Any) -> Verdict:

@@ -377,11 +377,13 @@ def test_a_span_that_cannot_be_read_is_a_gap_of_its_trace_and_a_line_on_stderr()
     assert [g["code"] for g in document["ng_agent_observations"]["gaps"]].count("otel_span_unreadable") == 1
 
 
-def test_a_file_of_something_else_is_named_line_by_line_and_exits_2():
+def test_a_file_of_something_else_is_refused_in_one_line_naming_the_forms_read():
     result = gym_contract("observe", "otel", "examples/rollouts.jsonl")
     assert result.returncode == 2
-    assert "line 1: not read: not an ExportTraceServiceRequest: no resourceSpans list" in result.stderr
-    assert "no span could be read" in result.stderr
+    assert result.stderr == (
+        "gym-contract: cannot read examples/rollouts.jsonl: no request holds resourceSpans; "
+        "otel reads: OTLP/JSON document, Collector file (see observe --list)\n"
+    )
     assert result.stdout == ""
 
 

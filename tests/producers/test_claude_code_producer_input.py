@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gym_contract import iter_diagnostics
+from gym_contract.producers import UnrecognisedArtifactError
 from gym_contract.producers.claude_code import SUMMARY_FIELDS, observe, outcome, read_run, run_summary
 from tests.support import REPO as ROOT
 
@@ -30,11 +31,11 @@ def session(config: Path, *lines: str | bytes, name: str = "S.jsonl") -> Path:
     return path
 
 
-def test_a_missing_config_directory_is_a_gap(tmp_path: Path) -> None:
-    assert gaps(observe(tmp_path / "absent", model_ref="policy").observations) == [
-        ("transcript_dir_missing", None, None),
-        ("agent_transcript_unavailable", None, None),
-    ]
+def test_a_config_directory_that_is_no_folder_is_refused_as_no_artifact(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("{}")
+    for path in (tmp_path / "absent", tmp_path / "file"):
+        with pytest.raises(UnrecognisedArtifactError, match="not a directory"):
+            observe(path, model_ref="policy")
 
 
 def test_a_config_directory_without_projects_is_a_gap_naming_projects(tmp_path: Path) -> None:
@@ -296,7 +297,11 @@ def test_the_cli_reads_the_stream_and_process_facts(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        (("absent-dir",), "gym-contract: cannot read absent-dir: not a directory\n"),
+        (
+            ("absent-dir",),
+            "gym-contract: cannot read absent-dir: not a directory; claude-code reads: config directory "
+            "(see observe --list)\n",
+        ),
         (
             (str(EXAMPLE), "--stream", "absent.jsonl"),
             "gym-contract: absent.jsonl: no such file\n",

@@ -208,6 +208,26 @@ def test_the_store_faults_the_reference_names_are_gaps(tmp_path: Path) -> None:
     assert (parents["agent:worker:subagent:torn"], parents["agent:worker:subagent:gone"]) == (None, "agent:worker:main")
 
 
+def test_a_parent_no_store_holds_is_named_once_as_the_invocation_that_could_not_be_built(tmp_path: Path) -> None:
+    files = home_files()
+    orphans = {
+        "agent:worker:subagent:a": {"sessionId": "s-a", "spawnedBy": "agent:worker:main"},
+        "agent:worker:subagent:b": {"sessionId": "s-b", "parentSessionKey": "agent:worker:main"},
+    }
+    files[".openclaw/agents/worker/sessions/sessions.json"] = json.dumps(orphans).encode()
+
+    document = observed("openclaw", str(put(tmp_path / "home", files)))
+
+    parents = {r["invocation_id"]: r["parent_invocation_id"] for r in records(document, "agent_invocation")}
+    assert (parents["agent:worker:subagent:a"], parents["agent:worker:subagent:b"]) == ("agent:worker:main",) * 2
+    assert "agent:worker:main" not in parents
+    found = gaps(document)
+    assert [gap for gap in found if gap[0] == "agent_invocation_unavailable"] == [
+        ("agent_invocation_unavailable", "agent:worker:main", None)
+    ]
+    assert ("subagent_hierarchy_incomplete", None, None) in found
+
+
 def test_a_transcript_s_tool_faults_are_gaps_and_its_end_is_set(tmp_path: Path) -> None:
     run = Transcript("s-tools", 1_767_225_600)
     run.user("go")

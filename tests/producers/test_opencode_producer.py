@@ -124,14 +124,22 @@ def observe_export(export: dict[str, Any], **process: Any) -> Any:
         return observe(path, **process)
 
 
-def test_an_unreadable_path_is_exit_2_and_an_empty_folder_is_said_to_hold_nothing(tmp_path: Path) -> None:
+def test_an_unreadable_path_and_an_empty_folder_are_exit_2(tmp_path: Path) -> None:
     status, _, err = cli(tmp_path / "absent")
     assert status == 2
     assert "no such file" in err
 
     status, document, err = cli(tmp_path)
 
+    assert (status, document) == (2, {})
+    assert err.startswith(f"gym-contract: cannot read {tmp_path}: no opencode.db or storage/ folder")
+
+
+def test_a_data_folder_whose_database_is_no_sqlite_file_is_a_gap_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "opencode.db").write_bytes(b"")
+
+    status, document, err = cli(tmp_path)
+
     assert (status, err) == (0, "")
-    codes = [gap["code"] for gap in document["ng_agent_observations"]["gaps"]]
-    assert codes == ["agent_artifact_unavailable", "agent_transcript_unavailable", "model_call_ownership_unavailable"]
-    assert document["ng_agent_outcome"] is None
+    gaps = [(gap["code"], gap["detail"]) for gap in document["ng_agent_observations"]["gaps"]]
+    assert gaps[0] == ("agent_artifact_unavailable", "opencode.db: not a SQLite database")

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from gym_contract.producers import UnrecognisedArtifactError
 from gym_contract.producers.pi import observe
 from tests.outcome.test_pi_outcome import HEADER, USER, said
 from tests.producers.pi_artifacts import jsonl
@@ -175,12 +176,25 @@ def test_damaged_lines_are_gaps_and_the_rest_is_read(tmp_path: Path) -> None:
     assert kinds(found, "agent_invocation")[0]["status"] == "completed"
 
 
-def test_a_folder_or_a_missing_file_is_a_gap_not_an_error(tmp_path: Path) -> None:
-    for path in (tmp_path, tmp_path / "absent.jsonl"):
-        found = observe(path).document()
-        assert found["ng_agent_observations"]["records"] == []
-        assert [code for code, _ in gaps(found)] == ["transcript_unreadable", "agent_transcript_unavailable"]
-        assert found["ng_agent_outcome"] is None
+def test_a_folder_or_a_missing_file_is_refused_as_no_pi_artifact(tmp_path: Path) -> None:
+    for path, why in ((tmp_path, "a folder, not a file"), (tmp_path / "absent.jsonl", "no such file")):
+        with pytest.raises(UnrecognisedArtifactError) as refused:
+            observe(path)
+        assert refused.value.why == why
+
+
+def test_an_unreadable_file_is_a_gap_since_what_it_holds_cannot_be_told(tmp_path: Path) -> None:
+    locked = tmp_path / "session.jsonl"
+    locked.write_text('{"type":"session","id":"s"}\n')
+    locked.chmod(0)
+    try:
+        if os.access(locked, os.R_OK):
+            pytest.skip("the tests run with a user that reads any file")
+        found = observe(locked).document()
+    finally:
+        locked.chmod(0o600)
+    assert [code for code, _ in gaps(found)] == ["transcript_unreadable", "agent_transcript_unavailable"]
+    assert found["ng_agent_outcome"] is None
 
 
 def test_a_file_name_that_is_not_utf8_is_shown_not_a_traceback(tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
-"""The producer laws, over every registered producer: no artifact makes one raise, every output keeps the contract,
-every gap code is registered for it, and observing is deterministic.
+"""The producer laws, over every registered producer: no artifact makes one raise but to refuse an input that is none
+of its forms, every output keeps the contract, every gap code is registered for it, and observing is deterministic.
 
 Each producer starts from its seed (tests/producers/seeds.py), real artifacts cut small; the
 artifacts are then damaged — truncated, ill-typed, emptied, deleted, made enormous or deep, renamed
@@ -16,6 +16,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,14 @@ from hypothesis import strategies as st
 from gym_contract import iter_diagnostics
 from gym_contract._json_writing import dumps
 from gym_contract.models import AgentObservationBundle
-from gym_contract.producers import COMMON_SUMMARY_FIELDS, Observed, Producer, RunSummary, producers
+from gym_contract.producers import (
+    COMMON_SUMMARY_FIELDS,
+    Observed,
+    Producer,
+    RunSummary,
+    UnrecognisedArtifactError,
+    producers,
+)
 from gym_contract.reading._json_parsing import loads
 from tests.producers.seeds import SEEDS, Seed
 from tests.strategies import as_line, damaged_lines, json_values
@@ -54,10 +62,15 @@ OUTSIDE_LINE = (
 
 
 @cache
+def registry_entries() -> list[dict[str, Any]]:
+    """The gap registry's entries, as schemas/v1/gap_codes.json holds them."""
+    entries: list[dict[str, Any]] = json.loads((REPO / "schemas" / "v1" / "gap_codes.json").read_text())["codes"]
+    return entries
+
+
 def registry() -> dict[str, set[str]]:
     """Gap code → the producers (`emitted_by`) the registry lists for it."""
-    document = json.loads((REPO / "schemas" / "v1" / "gap_codes.json").read_text())
-    return {entry["code"]: set(entry["emitted_by"]) for entry in document["codes"]}
+    return {entry["code"]: set(entry["emitted_by"]) for entry in registry_entries()}
 
 
 # ------------------------------------------------------------------------------------- damage
@@ -150,6 +163,20 @@ def observed_bytes(declared: Producer, path: Path, options: dict[str, Any], proc
     return dumps(observed.document(), indent=True)
 
 
+def observed_or_refused(declared: Producer, path: Path, options: dict[str, Any], process: dict[str, Any]) -> bytes:
+    """The document's bytes, or `REFUSED` and what the refusal says when the input is none of the producer's forms."""
+    try:
+        return observed_bytes(declared, path, options, process)
+    except UnrecognisedArtifactError as error:
+        # A refusal says what was found instead; an empty reason would leave `REFUSED: ` alone.
+        return REFUSED + (error.why.encode() or b"(no reason given)")
+
+
+REFUSED = b"REFUSED: "
+APPENDING = frozenset({"enormous", "deep"})
+"""Harms that only add a line to a file."""
+
+
 # ------------------------------------------------------------------------------------------ laws
 
 
@@ -181,8 +208,14 @@ def test_no_artifact_makes_a_producer_raise_and_every_output_keeps_the_contract(
     declared, seed = PRODUCERS[name], SEEDS[name]()
     harms = data.draw(damage(seed), label="harms")
     with artifacts(seed, harms) as (path, options):
-        first = observed_bytes(declared, path, options, process)
-        again = observed_bytes(declared, path, options, process)
+        first = observed_or_refused(declared, path, options, process)
+        again = observed_or_refused(declared, path, options, process)
+    if first.startswith(REFUSED):  # harm that left none of the producer's forms: refused, the same way each time
+        assert first == again
+        assert not first.endswith(b"(no reason given)")
+        # A line added to an artifact is damage to it, never a reason to take it for something else.
+        assert not all(harm in APPENDING for harm, _, _ in harms), first.decode()
+        return
     assert breaches(declared, first, again) == []
     # A file the caller names is read wherever it leads; one found inside the input never leaves it.
     named = {seed.path, *seed.options.values()}
@@ -220,30 +253,144 @@ def breaches(declared: Producer, first: bytes, again: bytes) -> list[str]:
     return found
 
 
+SHARED_MODULES = tuple(sorted((REPO / "gym_contract" / "producers").glob("_*.py")))
+"""The producer kit and the readers producers share (`_kit.py`, `_pi_session.py`)."""
+
+
+@dataclass(frozen=True)
+class WrittenGap:
+    """A gap a producer's source makes: its code, and whether it gives a detail."""
+
+    code: str
+    detailed: bool
+
+
+def _gap_calls(tree: ast.AST) -> Iterator[WrittenGap]:
+    """The gaps made in ``tree``: `gap("code", …)`, `ObservationGap(code="code")`, a code chosen by `a if c else b`."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+        if not name.lower().endswith("gap"):
+            continue
+        given = [*node.args[:1], *(keyword.value for keyword in node.keywords if keyword.arg == "code")]
+        detail = [*node.args[2:3], *(keyword.value for keyword in node.keywords if keyword.arg == "detail")]
+        detailed = any(not (isinstance(value, ast.Constant) and value.value is None) for value in detail)
+        for argument in given:
+            for choice in (argument.body, argument.orelse) if isinstance(argument, ast.IfExp) else (argument,):
+                if isinstance(choice, ast.Constant) and isinstance(choice.value, str):
+                    yield WrittenGap(choice.value, detailed)
+
+
+def _names(tree: ast.AST) -> set[str]:
+    return {
+        node.id if isinstance(node, ast.Name) else node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Name, ast.Attribute))
+    }
+
+
+def written_gaps(package: Path) -> set[WrittenGap]:
+    """The gaps a producer's source makes, its own package's and those of the shared functions it calls.
+
+    A shared function counts when the package names it, or a shared function it counts names it:
+    the kit's tool-interval gaps are Codex's and Claude Code's, not Pi's, which never calls it.
+    """
+    own = [ast.parse(path.read_text(encoding="utf-8")) for path in sorted(package.rglob("*.py"))]
+    shared = {
+        node.name: node
+        for path in SHARED_MODULES
+        for node in ast.parse(path.read_text(encoding="utf-8")).body
+        if isinstance(node, ast.FunctionDef)
+    }
+    reached: set[str] = set()
+    named = set().union(*(_names(tree) for tree in own))
+    while named & set(shared) - reached:
+        for function in named & set(shared) - reached:
+            reached.add(function)
+            named |= _names(shared[function])
+    trees = [*own, *(shared[function] for function in sorted(reached))]
+    return {found for tree in trees for found in _gap_calls(tree)}
+
+
 def written_gap_codes(package: Path) -> set[str]:
-    """The gap codes a producer's source names where it makes a gap: `gap("code", …)`, `ObservationGap(code="code")`."""
-    codes = set()
-    for path in sorted(package.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if not isinstance(node, ast.Call):
-                continue
-            name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
-            if not name.lower().endswith("gap"):
-                continue
-            given = [*node.args[:1], *(keyword.value for keyword in node.keywords if keyword.arg == "code")]
-            codes |= {arg.value for arg in given if isinstance(arg, ast.Constant) and isinstance(arg.value, str)}
-    return codes
+    """The gap codes a producer's source makes, shared functions it calls included."""
+    return {found.code for found in written_gaps(package)}
+
+
+def package_of(declared: Producer) -> Path:
+    return Path(importlib.import_module(declared.observe.__module__).__file__ or "").parent
 
 
 @pytest.mark.parametrize("name", sorted(PRODUCERS))
 def test_every_gap_code_a_producer_writes_is_registered_for_it(name: str) -> None:
     # The property test sees the codes its damage reaches; this reads every one the source can make.
     declared = PRODUCERS[name]
-    package = Path(importlib.import_module(declared.observe.__module__).__file__ or "").parent
-    written = written_gap_codes(package)
+    written = written_gap_codes(package_of(declared))
 
     assert written, "a producer names the gaps it reports"
     assert sorted(code for code in written if declared.source not in registry().get(code, set())) == []
+
+
+WRITTEN_ELSEWHERE: dict[tuple[str, str], str] = {
+    ("claude_code", "compaction_model_call_match_ambiguous"): (
+        "written into a Claude Code bundle by the projection, which matches its compactions to the captured calls "
+        "(gym_contract.evidence); the producer reads no capture"
+    ),
+    ("claude_code", "observation_parse_failed"): (
+        "the reference agent application's, when its extraction raises; this producer raises on no artifact"
+    ),
+    ("pi", "observation_parse_failed"): (
+        "the reference agent application's, when its extraction raises; this producer raises on no artifact"
+    ),
+    ("openclaw", "observation_capture_failed"): (
+        "the reference agent application's, when capturing fails while the agent runs; this producer reads the "
+        "files after the run"
+    ),
+}
+"""Codes the registry lists for a producer's `source` that its bundles get from elsewhere, and from where."""
+
+
+@pytest.mark.parametrize("name", sorted(PRODUCERS))
+def test_every_gap_code_the_registry_lists_for_a_producer_is_written_by_it_or_said_to_come_from_elsewhere(
+    name: str,
+) -> None:
+    declared = PRODUCERS[name]
+    written = written_gap_codes(package_of(declared))
+    listed = {code for code, emitters in registry().items() if declared.source in emitters}
+    elsewhere = {code for source, code in WRITTEN_ELSEWHERE if source == declared.source}
+
+    assert sorted(listed - written - elsewhere) == []
+    # An entry of the table is kept true: the code is still registered for the producer, and still not written by it.
+    assert sorted(elsewhere - listed) == []
+    assert sorted(elsewhere & written) == []
+
+
+@pytest.mark.parametrize("name", sorted(PRODUCERS))
+def test_a_producer_gives_a_gap_a_detail_only_where_the_registry_says_what_it_holds(name: str) -> None:
+    details = {entry["code"]: entry["detail"] for entry in registry_entries()}
+
+    detailed = {found.code for found in written_gaps(package_of(PRODUCERS[name])) if found.detailed}
+
+    assert sorted(code for code in detailed if details.get(code) is None) == []
+
+
+def test_the_source_reader_sees_every_way_a_gap_is_made() -> None:
+    tree = ast.parse(
+        'gap("a")\ngap("b", owner, "x")\ngap("c" if k else "d", detail=None)\nObservationGap(code="e", detail=d)\n'
+    )
+    assert set(_gap_calls(tree)) == {
+        WrittenGap("a", False),
+        WrittenGap("b", True),
+        WrittenGap("c", False),
+        WrittenGap("d", False),
+        WrittenGap("e", True),
+    }
+    # Pi reads sessions with the shared reader but never times a call with the kit's interval.
+    pi = written_gap_codes(package_of(PRODUCERS["pi"]))
+    assert "invalid_assistant_content" in pi
+    assert "tool_start_missing" not in pi
+    assert "tool_start_missing" in written_gap_codes(package_of(PRODUCERS["codex"]))
 
 
 def test_the_laws_catch_an_output_that_breaks_them() -> None:
@@ -277,14 +424,22 @@ def test_the_laws_catch_an_output_that_breaks_them() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(PRODUCERS))
-def test_a_missing_or_empty_input_is_observed_not_raised(name: str, tmp_path: Path) -> None:
+def test_a_missing_or_empty_input_is_refused_as_none_of_the_forms(name: str, tmp_path: Path) -> None:
     declared = PRODUCERS[name]
     (tmp_path / "empty").mkdir()
     (tmp_path / "file").write_bytes(b"")
+    # Claude Code's artifact is the config folder the caller names: an empty one is a run that wrote nothing.
+    held = {"claude-code": [tmp_path / "empty"]}.get(name, [])
     for path in (tmp_path / "absent", tmp_path / "empty", tmp_path / "file"):
-        document = loads(observed_bytes(declared, path, {}, {}))
-        assert document["ng_agent_observations"]["records"] == []
-        assert document["ng_agent_observations"]["gaps"], "an input with nothing in it is said to have nothing"
+        if path in held:
+            document = loads(observed_bytes(declared, path, {}, {}))
+            assert document["ng_agent_observations"]["records"] == []
+            assert document["ng_agent_observations"]["gaps"], "an input with nothing in it is said to have nothing"
+            continue
+        with pytest.raises(UnrecognisedArtifactError) as refused:
+            declared.observe(path, model_ref="policy")
+        assert refused.value.why
+        assert str(refused.value).startswith(str(path))
 
 
 def test_the_damage_reaches_the_disk_as_drawn() -> None:

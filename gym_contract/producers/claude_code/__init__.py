@@ -18,6 +18,7 @@ from gym_contract.producers._kit import (
     Producer,
     Rating,
     RunSummary,
+    UnrecognisedArtifactError,
     gap,
 )
 from gym_contract.producers.claude_code._bundle import RootFacts, assemble, roots
@@ -62,12 +63,16 @@ def observe(
     without it there is no outcome, since the transcripts do not say how the run ended.
     ``exit_code``, ``timed_out`` and ``measured_duration_s`` are what the host saw of the process;
     ``sandboxed=False`` says the agent ran on the host without a sandbox (gap
-    `no_sandbox_runtime`), which no transcript can tell. Unreadable or malformed input becomes
-    gaps, never an exception. Raises ValueError only for a ``measured_duration_s`` that is not a
-    number of seconds of at least 0 whose milliseconds a double holds, and TypeError or ValueError
-    for an ``exit_code`` that is not an integer within 64 bits.
+    `no_sandbox_runtime`), which no transcript can tell. Any folder is read as a config directory
+    (one without `projects/` is the gap `transcript_dir_missing`), and unreadable or malformed
+    transcripts and streams become gaps. Raises `UnrecognisedArtifactError` when ``config_dir`` is no
+    folder; ValueError for a ``measured_duration_s`` that is not a number of seconds of at least 0
+    whose milliseconds a double holds, and TypeError or ValueError for an ``exit_code`` that is not
+    an integer within 64 bits.
     """
     check_process_facts(exit_code, None)
+    if not os.path.isdir(config_dir):
+        raise UnrecognisedArtifactError(config_dir, "not a directory")
     if measured_duration_s is not None and not _is_duration(measured_duration_s):
         shown = preview(measured_duration_s)
         raise ValueError(f"measured_duration_s must be a number of seconds of at least 0, not {shown}")

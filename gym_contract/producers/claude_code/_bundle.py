@@ -8,7 +8,7 @@ from typing import Any
 from gym_contract._parent_links import LinkForest
 from gym_contract._values import finite
 from gym_contract.models import ContextCompactionObservation, ObservationGap
-from gym_contract.producers._kit import gap, tool_interval
+from gym_contract.producers._kit import gap, tool_call_record, tool_interval
 from gym_contract.producers.claude_code._mapping import Compaction, Mapped, ToolEnds
 
 
@@ -145,19 +145,15 @@ def _tools(tools: dict[tuple[str, str], ToolEnds]) -> tuple[list[dict[str, Any]]
         # Two finite instants can still be further apart than a double counts in milliseconds.
         duration = finite((finished - started) * 1000) if started is not None and finished is not None else None
         records.append(
-            {
-                "kind": "tool_call",
-                "invocation_id": owner,
-                "tool_call_id": call_id,
-                "sandbox_id": None,
-                "tool_name": ends.name,
-                "started_at": started,
-                "completed_at": finished,
-                "duration_ms": round(duration, 3) if duration is not None else None,
-                "timing_source": "artifact" if started is not None or finished is not None else None,
-                "status": status,
-                "error_type": None,
-            }
+            tool_call_record(
+                owner,
+                call_id,
+                ends.name,
+                started=started,
+                completed=finished,
+                duration_ms=round(duration, 3) if duration is not None else None,
+                status=status,
+            )
         )
     return records, gaps
 

@@ -12,7 +12,7 @@ import orjson
 
 from gym_contract._values import text
 from gym_contract.models import ObservationGap
-from gym_contract.producers._kit import gap, numbered_lines, resolved, within
+from gym_contract.producers._kit import UnrecognisedArtifactError, gap, numbered_lines, resolved, within
 from gym_contract.reading._json_parsing import loads
 
 Form = Literal["rollout", "exec"]
@@ -80,16 +80,21 @@ def read(path: str | os.PathLike[str], max_line_bytes: int) -> Read:
 
     A directory (a `CODEX_HOME`, its `sessions/`, or any folder) is searched for `rollout-*.jsonl`
     files at any depth, sorted by their path under it; a file linked from outside the directory is not
-    read. Each file's form is told from its content.
+    read. Each file's form is told from its content. Raises `UnrecognisedArtifactError` for a path that
+    is none of these: nothing there, a folder without a rollout file, a file without a Codex line.
     """
     found = Read()
     root = Path(path)
+    if not os.path.lexists(root):
+        raise UnrecognisedArtifactError(root, "no such file or directory")
     if root.is_dir():
         try:
             files = sorted(_rollout_files(root), key=lambda file: file.relative_to(root).as_posix())
         except OSError:
             found.gaps.append(gap("transcript_dir_unreadable"))
             return found
+        if not files:
+            raise UnrecognisedArtifactError(root, f"no {ROLLOUT_FILE_PREFIX}*.jsonl file in the folder")
         inside = resolved(root)
         for file in files:
             name = file.relative_to(root).as_posix()
@@ -98,7 +103,10 @@ def read(path: str | os.PathLike[str], max_line_bytes: int) -> Read:
             else:
                 found.gaps.append(gap("transcript_unreadable", detail=name))
         return found
-    _read_file(found, root, root.name, max_line_bytes)
+    if not _read_file(found, root, root.name, max_line_bytes):
+        empty = not found.gaps  # no line at all, not even a damaged one
+        why = "the file is empty" if empty else "no line is a Codex rollout line or `exec --json` event"
+        raise UnrecognisedArtifactError(root, why)
     return found
 
 
@@ -112,7 +120,8 @@ def _rollout_files(root: Path) -> Iterator[Path]:
                 yield Path(folder) / name
 
 
-def _read_file(found: Read, path: Path, name: str, max_line_bytes: int) -> None:
+def _read_file(found: Read, path: Path, name: str, max_line_bytes: int) -> bool:
+    """Read one file into ``found``; False when it was read and holds no Codex line."""
     lines: list[Line] = []
     try:
         with path.open("rb") as handle:
@@ -120,14 +129,14 @@ def _read_file(found: Read, path: Path, name: str, max_line_bytes: int) -> None:
                 event = _parse(found, name, number, raw)
                 if event is not None:
                     lines.append(Line(name, number, event))
-    except OSError:
+    except OSError:  # what the file is cannot be told: the gap says it went unread
         found.gaps.append(gap("transcript_unreadable", detail=name))
-        return
+        return True
     forms = [form for form in (form_of(line.event) for line in lines) if form is not None]
     if not forms:
         if lines:  # JSON objects, none of them a Codex line: nothing here is read as evidence
             found.gaps.append(gap("invalid_transcript_record", detail=f"{name}:{lines[0].number}"))
-        return
+        return False
     form = forms[0]
     artifact = Artifact(name, form)
     for line in lines:
@@ -136,6 +145,7 @@ def _read_file(found: Read, path: Path, name: str, max_line_bytes: int) -> None:
         else:
             found.gaps.append(gap("invalid_transcript_record", detail=line.where))
     found.artifacts.append(artifact)
+    return True
 
 
 def _parse(found: Read, name: str, number: int, raw: bytes | None) -> dict[str, Any] | None:

@@ -7,7 +7,7 @@ from typing import Any
 
 from gym_contract._values import finite
 from gym_contract.models import ContextCompactionObservation, ObservationGap
-from gym_contract.producers._kit import gap, tool_interval
+from gym_contract.producers._kit import gap, tool_call_record, tool_interval
 
 
 @dataclass
@@ -128,21 +128,17 @@ def tool_records(session: Session) -> tuple[list[dict[str, Any]], list[Observati
             status, error_type = output[1], None
         else:
             status, error_type = "incomplete", None
-        timed = started is not None or finished is not None
         records.append(
-            {
-                "kind": "tool_call",
-                "invocation_id": owner,
-                "tool_call_id": call_id,
-                "sandbox_id": None,
-                "tool_name": tool.name,
-                "started_at": started,
-                "completed_at": finished,
-                "duration_ms": duration,
-                "timing_source": "artifact" if timed else None,
-                "status": status,
-                "error_type": error_type,
-            }
+            tool_call_record(
+                owner,
+                call_id,
+                tool.name,
+                started=started,
+                completed=finished,
+                duration_ms=duration,
+                status=status,
+                error_type=error_type,
+            )
         )
     return records, gaps
 

@@ -17,14 +17,17 @@ from gym_contract.producers._kit import (
     Producer,
     Rating,
     RunSummary,
+    UnrecognisedArtifactError,
     gap,
     readable_name,
 )
-from gym_contract.producers._pi_session import PiRun
+from gym_contract.producers._pi_session import PiRun, is_session_line
 from gym_contract.producers.openclaw._bundle import Host, Transcript, outcome, read_transcript, session_records
 from gym_contract.producers.openclaw._store import (
     Layout,
     Session,
+    holds_sessions,
+    is_pinchbench,
     layout,
     loose_transcripts,
     pinchbench_layout,
@@ -32,7 +35,7 @@ from gym_contract.producers.openclaw._store import (
     tree,
 )
 
-__all__ = ["PRODUCER", "SOURCE", "observe", "observe_pinchbench"]
+__all__ = ["PINCHBENCH_FORM", "PRODUCER", "SOURCE", "observe", "observe_pinchbench"]
 
 SOURCE: Final = "openclaw"
 
@@ -63,11 +66,20 @@ def observe(
     the store entry's `sessionFile` or `<sessionId>.jsonl` beside the store. A PinchBench output
     folder and a single transcript file are read too (the form is told from the content). Links and
     paths that lead out of the folder are never followed (gaps). ``exit_code`` and ``timed_out``
-    are what the host saw of the process, applied to the root sessions. Raises TypeError or
-    ValueError only for an ``exit_code`` that is not an integer within 64 bits.
+    are what the host saw of the process, applied to the root sessions. Damaged stores and
+    transcripts become gaps, each damaged line named by its number. Raises `UnrecognisedArtifactError`
+    for a path that is none of the forms (nothing there, a folder without an `agents/<id>/sessions/`
+    folder or PinchBench's, a file none of whose lines is a Pi session's header or entry); TypeError
+    or ValueError only for an ``exit_code`` that is not an integer within 64 bits.
     """
     check_process_facts(exit_code, None)
-    return observe_layout(Path(path), layout(Path(path)), model_ref, Host(exit_code, timed_out), max_line_bytes)
+    found = layout(Path(path))
+    if found.form == "none":
+        there = os.path.lexists(path)
+        raise UnrecognisedArtifactError(path, "not a regular file" if there else "no such file or directory")
+    if found.agents is not None and found.form != "pinchbench" and not holds_sessions(found.agents):
+        raise UnrecognisedArtifactError(path, "no agents/<id>/sessions/ folder in it, nor PinchBench's output folders")
+    return observe_layout(Path(path), found, model_ref, Host(exit_code, timed_out), max_line_bytes)
 
 
 def observe_pinchbench(
@@ -85,11 +97,16 @@ def observe_pinchbench(
     transcript's `session` entry names (else the transcript's file name), read with its subagents;
     without a store, or without that entry, the transcript alone is read and the gap
     `subagent_hierarchy_unavailable` says why. The bundle is OpenClaw's: the folder gives the same
-    bundle as the store it holds.
+    bundle as the store it holds. Raises `UnrecognisedArtifactError` for a path that is no folder, or a
+    folder holding neither `0001_transcripts/` nor `openclaw_sessions/`.
     """
     check_process_facts(exit_code, None)
     folder = Path(path)
-    found = pinchbench_layout(folder) if folder.is_dir() else Layout("none")
+    if not folder.is_dir():
+        raise UnrecognisedArtifactError(path, "not a directory")
+    if not is_pinchbench(folder):
+        raise UnrecognisedArtifactError(path, "neither 0001_transcripts/ nor openclaw_sessions/ in the folder")
+    found = pinchbench_layout(folder)
     return observe_layout(folder, found, model_ref, Host(exit_code, timed_out), max_line_bytes)
 
 
@@ -100,7 +117,11 @@ def observe_layout(
     server = {"type": "responses_api_models", "name": model_ref} if model_ref is not None else None
     run = _Run(gaps=list(found.gaps), form=found.form)
     if found.form == "transcript" and found.transcript is not None:
-        _single(run, found.transcript, server, host, max_line_bytes)
+        read = read_transcript(found.transcript, max_line_bytes)
+        if read.readable and not any(is_session_line(line) for _, line in read.objects):
+            why = "the file is empty" if not read.lines else "no line is a Pi session's header or entry"
+            raise UnrecognisedArtifactError(path, why)
+        _single(run, found.transcript, server, host, max_line_bytes, read)
     elif found.agents is not None:
         entries = stores(path, found.agents, run.gaps)
         sessions = tree(path, entries, run.gaps) if entries else []
@@ -147,9 +168,16 @@ def _pinchbench_tree(run: _Run, sessions: list[Session], transcript: Path | None
     ]
 
 
-def _single(run: _Run, path: Path, server: dict[str, Any] | None, host: Host, max_line_bytes: int) -> None:
+def _single(
+    run: _Run,
+    path: Path,
+    server: dict[str, Any] | None,
+    host: Host,
+    max_line_bytes: int,
+    read: Transcript | None = None,
+) -> None:
     """One transcript without its store: the invocation is the session its header names, the hierarchy unknown."""
-    read = read_transcript(path, max_line_bytes)
+    read = read if read is not None else read_transcript(path, max_line_bytes)
     run.gaps += read.gaps
     if not read.objects:
         run.gaps.append(gap("agent_transcript_unavailable", detail=path.name))
@@ -221,7 +249,7 @@ def _summary(run: _Run) -> RunSummary:
     )
 
 
-_PINCHBENCH_FORM: Final = ArtifactForm(
+PINCHBENCH_FORM: Final = ArtifactForm(
     "PinchBench output folder",
     "`0001_transcripts/<task>.jsonl` (the run's transcript, whose `session` entry names the root session) "
     "beside `openclaw_sessions/agents/<id>/sessions/` (the session stores and transcripts copied from the sandbox)",
@@ -233,7 +261,7 @@ _FORMS: Final = (
         "an OpenClaw home (holding `.openclaw/agents/`), its state folder `.openclaw/` (holding `agents/`) or the "
         "`agents/` folder itself: every `<id>/sessions/sessions.json` and the transcripts beside it",
     ),
-    _PINCHBENCH_FORM,
+    PINCHBENCH_FORM,
     ArtifactForm(
         "session transcript",
         "one `<sessionId>.jsonl` in the Pi session format, read without its store: no subagent tree",

@@ -11,7 +11,7 @@ import orjson
 from gym_contract._values import finite
 from gym_contract.models import AgentOutcome, ContextCompactionObservation, ObservationGap
 from gym_contract.outcome._pi import classify_pi
-from gym_contract.producers._kit import gap, numbered_lines
+from gym_contract.producers._kit import gap, numbered_lines, tool_call_record
 from gym_contract.producers._pi_session import STATUS_BY_STOP, Compaction, PiRun, ToolCall, read_session
 from gym_contract.reading._json_parsing import loads
 
@@ -155,19 +155,16 @@ def _tool(owner: str, call: ToolCall) -> tuple[dict[str, Any] | None, list[Obser
     status = _status(call)
     if call.results and status == "unknown":
         gaps.append(gap("tool_outcome_unavailable", owner, call.call_id))
-    record = {
-        "kind": "tool_call",
-        "invocation_id": owner,
-        "tool_call_id": call.call_id,
-        "sandbox_id": None,
-        "tool_name": call.name,
-        "started_at": started,
-        "completed_at": finished,
-        "duration_ms": round(duration, 3) if duration is not None and started is not None else None,
-        "timing_source": "artifact" if started is not None else None,
-        "status": status,
-        "error_type": None,
-    }
+    # Without a start there is no end either (above): the record is timed by both or by neither.
+    record = tool_call_record(
+        owner,
+        call.call_id,
+        call.name,
+        started=started,
+        completed=finished,
+        duration_ms=round(duration, 3) if duration is not None and started is not None else None,
+        status=status,
+    )
     return record, gaps
 
 

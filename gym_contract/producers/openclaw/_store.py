@@ -44,12 +44,28 @@ def layout(path: Path) -> Layout:
         return Layout("transcript", transcript=path)
     if not path.is_dir():
         return Layout("none")
-    if (path / "0001_transcripts").is_dir() or (path / "openclaw_sessions").is_dir():
+    if is_pinchbench(path):
         return pinchbench_layout(path)
     for form, agents in (("home", path / ".openclaw" / "agents"), ("state", path / "agents")):
         if agents.is_dir():
             return Layout(form, agents=agents)  # type: ignore[arg-type]
     return Layout("agents", agents=path)
+
+
+def is_pinchbench(path: Path) -> bool:
+    """Whether a folder is a PinchBench output folder: it holds `0001_transcripts/` or `openclaw_sessions/`."""
+    return (path / "0001_transcripts").is_dir() or (path / "openclaw_sessions").is_dir()
+
+
+def holds_sessions(agents: Path) -> bool:
+    """Whether an agents folder holds an `<id>/sessions/` folder, as OpenClaw writes one per agent.
+
+    A folder that cannot be listed may hold one: what it holds is then reported by the gaps of its read.
+    """
+    try:
+        return any((folder / "sessions").is_dir() for folder in agents.iterdir())
+    except OSError:
+        return agents.exists()
 
 
 def pinchbench_layout(path: Path) -> Layout:
@@ -135,7 +151,8 @@ def tree(root: Path, entries: dict[str, _Entry], gaps: list[ObservationGap]) -> 
 
     A child names its parent by `spawnedBy` or `parentSessionKey`; two that differ make its parent
     ambiguous (gap `subagent_parent_ambiguous`, and it is read as a root). A parent key no store
-    holds is kept as the parent (a missing parent is allowed) and the tree is incomplete.
+    holds is kept as the parent (a missing parent is allowed) and the tree is incomplete: the
+    invocation that key names cannot be built (gap `agent_invocation_unavailable`, one per key).
     """
     parents: dict[str, str | None] = {}
     for key, entry in entries.items():
@@ -145,8 +162,10 @@ def tree(root: Path, entries: dict[str, _Entry], gaps: list[ObservationGap]) -> 
             parents[key] = None
         else:
             parents[key] = spawned_by or parent_key
-    if any(parent is not None and parent not in entries for parent in parents.values()):
+    missing = sorted({parent for parent in parents.values() if parent is not None and parent not in entries})
+    if missing:
         gaps.append(gap("subagent_hierarchy_incomplete"))
+        gaps += [gap("agent_invocation_unavailable", key) for key in missing]
     ordered = sorted(key for key, parent in parents.items() if parent is None or parent not in entries)
     while len(ordered) < len(parents):
         placed = set(ordered)

@@ -34,8 +34,10 @@ def observe(
     ``exit_code`` and ``timed_out`` are what the host saw of the process: they decide the status of
     every session without a parent, as OpenCode's own exit does. ``sandboxed=False`` says the agent
     ran on the host (gap `no_sandbox_runtime`), which no artifact can tell. Unreadable or malformed
-    input becomes gaps, never an exception; raises TypeError or ValueError only for an ``exit_code``
-    that is not an integer within 64 bits.
+    records become gaps. Raises `UnrecognisedArtifactError` for a path that is none of the forms (nothing
+    there, a folder holding no store, a file that is neither an export nor a database with
+    OpenCode's tables); TypeError or ValueError only for an ``exit_code`` that is not an integer
+    within 64 bits.
     """
     check_process_facts(exit_code, None)
     del model_ref  # no record of OpenCode's names a response id it could pair with

@@ -11,7 +11,7 @@ from typing import Any, Final
 
 from gym_contract._values import nonempty, obj, text
 from gym_contract.models import ObservationGap
-from gym_contract.producers._kit import gap, readable_name, resolved, within
+from gym_contract.producers._kit import UnrecognisedArtifactError, gap, readable_name, resolved, within
 from gym_contract.reading._json_parsing import loads
 
 __all__ = ["Message", "Part", "Session", "Store", "export_document", "gap", "read_store"]
@@ -62,13 +62,16 @@ def read_store(path: str | os.PathLike[str]) -> Store:
     if where.is_dir():
         found = _in_folder(where)
         if found is None:
-            return Store(gaps=[gap("agent_artifact_unavailable", detail="no opencode.db, storage/ or export found")])
+            raise UnrecognisedArtifactError(path, "no opencode.db or storage/ folder (session/ with message/ or part/)")
+        if isinstance(found, str):  # OpenCode's store by its name, which cannot be read as one
+            return Store(gaps=[gap("agent_artifact_unavailable", detail=found)])
         kind, target = found
         return _read_database(target) if kind == "sqlite" else _read_storage(target, where)
-    # A pipe or a device would block or never end: only a regular file is opened.
-    head = _head(where) if where.is_file() else None
-    if head is None:
-        return Store(gaps=[gap("agent_artifact_unavailable", detail=f"{where.name}: not a readable file")])
+    if not where.is_file():  # a pipe or a device would block or never end: only a regular file is opened
+        raise UnrecognisedArtifactError(path, "not a regular file" if os.path.lexists(where) else "no such file")
+    head = _head(where)
+    if head is None:  # what the file is cannot be told: the gap says it went unread
+        return Store(gaps=[gap("agent_artifact_unavailable", detail=f"{where.name}: cannot be read")])
     if head.startswith(SQLITE_MAGIC):
         return _read_database(where)
     return _read_export(where)
@@ -86,9 +89,14 @@ def _is_storage(folder: Path) -> bool:
     return (folder / "session").is_dir() and ((folder / "message").is_dir() or (folder / "part").is_dir())
 
 
-def _in_folder(folder: Path) -> tuple[str, Path] | None:
-    """What a folder holds: a storage tree itself, or a data folder (`opencode/` under XDG_DATA_HOME too)."""
+def _in_folder(folder: Path) -> tuple[str, Path] | str | None:
+    """What a folder holds: a storage tree itself, or a data folder (`opencode/` under XDG_DATA_HOME too).
+
+    A database named as OpenCode names its own that cannot be read as one (a link out of the folder, a
+    file that is no SQLite database) is said as its name and why; None when the folder holds no store.
+    """
     root = resolved(folder)
+    refused: str | None = None
     for candidate in (folder, folder / "opencode"):
         if not candidate.is_dir() or not within(candidate, root):
             continue
@@ -96,11 +104,15 @@ def _in_folder(folder: Path) -> tuple[str, Path] | None:
             return "storage", candidate
         for name in _database_names(candidate):
             database = candidate / name
-            if within(database, root) and database.is_file() and (_head(database) or b"").startswith(SQLITE_MAGIC):
+            if not within(database, root):
+                refused = refused or f"{readable_name(name)}: links outside the input"
+            elif not (database.is_file() and (_head(database) or b"").startswith(SQLITE_MAGIC)):
+                refused = refused or f"{readable_name(name)}: not a SQLite database"
+            else:
                 return "sqlite", database
         if _is_storage(candidate / "storage") and within(candidate / "storage", root):
             return "storage", candidate / "storage"
-    return None
+    return refused
 
 
 def _database_names(folder: Path) -> list[str]:
@@ -135,9 +147,13 @@ def _read_export(path: Path) -> Store:
     """An `opencode export` document: the session's `info` and its `messages[]`, each with `info` and `parts[]`."""
     store = Store(form="export")
     document, problem = _read_json(path)
-    if problem is not None or not isinstance(document, dict):
-        why = problem or "not an object"
-        store.gaps.append(gap("agent_artifact_unavailable", detail=f"{path.name}: {why}"))
+    if problem == "not JSON" and not _names_export_keys(path):
+        why = "the file is empty" if _empty(path) else "not JSON, and no SQLite database"
+        raise UnrecognisedArtifactError(path, why)
+    if problem is None and not _is_export(document):
+        raise UnrecognisedArtifactError(path, "JSON, but no export: no object with `info` and `messages`")
+    if problem is not None:  # an export cut short, or a file too large or unreadable to tell: a gap says why
+        store.gaps.append(gap("agent_artifact_unavailable", detail=f"{path.name}: {problem}"))
         return store
     info = obj(document.get("info"))
     session_id = nonempty(info.get("id")) if info is not None else None
@@ -172,6 +188,28 @@ def _read_export(path: Path) -> Store:
     return store
 
 
+def _names_export_keys(path: Path) -> bool:
+    """Whether text that is not JSON names an export's two keys: an export damaged (cut short), not another file."""
+    try:
+        with path.open("rb") as handle:
+            text = handle.read(MAX_FILE_BYTES)
+    except OSError:
+        return False
+    return text.lstrip().startswith(b"{") and b'"info"' in text and b'"messages"' in text
+
+
+def _empty(path: Path) -> bool:
+    try:
+        return path.stat().st_size == 0
+    except OSError:
+        return False
+
+
+def _is_export(document: Any) -> bool:
+    """Whether a JSON value has the shape `opencode export` writes: an object with `info` and `messages`."""
+    return isinstance(document, dict) and "info" in document and "messages" in document
+
+
 # ------------------------------------------------------------------------------------------ SQLite
 
 
@@ -190,6 +228,8 @@ def _read_database(path: Path) -> Store:
         # One read transaction: the three tables are read as one state of a store OpenCode may still write.
         connection.isolation_level = None
         connection.execute("begin")
+        if _tables(connection).isdisjoint(_STORAGE_KINDS):
+            raise UnrecognisedArtifactError(path, "a SQLite database without OpenCode's session, message, part tables")
         sessions = _rows(connection, "session", "time_created, id", store, path)
         # A locked store would keep each later read waiting as long again, for the same answer.
         locked = sessions is None
@@ -229,6 +269,15 @@ def _read_database(path: Path) -> Store:
         merged = {**data, "id": part_id, "sessionID": owner, "messageID": text(row.get("message_id"))}
         _attach(store, holder, Part(part_id, owner, merged))
     return store
+
+
+def _tables(connection: sqlite3.Connection) -> set[str]:
+    """The database's table names; the three OpenCode reads when they cannot be listed (locked, damaged),
+    so that each table's read reports what stops it."""
+    try:
+        return {row[0] for row in connection.execute("select name from sqlite_master where type = 'table'")}
+    except (sqlite3.Error, UnicodeDecodeError):
+        return set(_STORAGE_KINDS)
 
 
 def _rows(

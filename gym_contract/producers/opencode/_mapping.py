@@ -9,7 +9,7 @@ from gym_contract._json_writing import dumps
 from gym_contract._parent_links import LinkForest
 from gym_contract._values import finite, nonempty, obj, text
 from gym_contract.models import ObservationGap
-from gym_contract.producers._kit import gap
+from gym_contract.producers._kit import gap, tool_call_record
 from gym_contract.producers.opencode._forms import Message, Part, Store
 
 # OpenCode shows the model this text in place of a tool output it has pruned (the stored output stays).
@@ -252,19 +252,16 @@ def tool_records(mapped: Mapped) -> tuple[list[dict[str, Any]], list[Observation
             gaps.append(gap("tool_timing_unavailable", tool.owner, tool.call_id))
         duration = finite(ended - started) if started is not None and ended is not None else None
         records.append(
-            {
-                "kind": "tool_call",
-                "invocation_id": tool.owner,
-                "tool_call_id": tool.call_id,
-                "sandbox_id": None,
-                "tool_name": tool.name,
-                "started_at": seconds(started),
-                "completed_at": seconds(ended),
-                "duration_ms": duration,
-                "timing_source": "artifact" if started is not None or ended is not None else None,
-                "status": tool.status,
-                "error_type": "tool_error" if tool.status == "failed" else None,
-            }
+            tool_call_record(
+                tool.owner,
+                tool.call_id,
+                tool.name,
+                started=seconds(started),
+                completed=seconds(ended),
+                duration_ms=duration,
+                status=tool.status,
+                error_type="tool_error" if tool.status == "failed" else None,
+            )
         )
     return records, gaps
 

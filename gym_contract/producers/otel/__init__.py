@@ -9,10 +9,14 @@ model-call references, `execute_tool` spans the tool calls, and gaps for what th
 
 from __future__ import annotations
 
+import os
+
+from gym_contract.producers._kit import ArtifactForm, UnrecognisedArtifactError
 from gym_contract.producers.otel._mapping import MODEL_CALL_OPERATIONS, ObservedSpans, map_spans
 from gym_contract.producers.otel._otlp import OtlpInput, Span, Unreadable, read_otlp
 
 __all__ = [
+    "FORMS",
     "MODEL_CALL_OPERATIONS",
     "ObservedSpans",
     "OtlpInput",
@@ -23,6 +27,14 @@ __all__ = [
     "read_otlp",
 ]
 
+FORMS = (
+    ArtifactForm("OTLP/JSON document", "an ExportTraceServiceRequest, or an array of them, as `export otel` writes"),
+    ArtifactForm(
+        "Collector file", "JSONL of one ExportTraceServiceRequest a line, as the Collector's file exporter writes"
+    ),
+)
+"""The inputs `observe otel` reads, as its refusal of any other names them."""
+
 SOURCE = "otel"
 """The bundle `source` of spans that name none (`gym_contract.source`), and the gap registry's name for them."""
 
@@ -31,7 +43,14 @@ def observe_otel(path: str, *, model_ref: str | None = None) -> tuple[list[Obser
     """The bundles of an OTLP/JSON file (`-` for stdin), and what was read from it (its damaged lines included).
 
     ``model_ref`` names the model server of model-call spans that name none. Raises
-    `InputUnreadable` when the file cannot be opened.
+    `InputUnreadable` when the file cannot be opened, and `UnrecognisedArtifactError` when it holds no
+    OTLP/JSON traces: nothing, or no request with `resourceSpans` (damaged traces are read, their
+    damage reported).
     """
+    if path != "-" and os.path.isdir(path):
+        raise UnrecognisedArtifactError(path, "a folder, not a file")
     read = read_otlp(path)
+    if not read.recognised:
+        found = "the input is empty" if not (read.damaged or read.unreadable) else "no request holds resourceSpans"
+        raise UnrecognisedArtifactError("<stdin>" if path == "-" else path, found)
     return map_spans(read.spans, read.unreadable, model_ref=model_ref), read

@@ -28,6 +28,7 @@ __all__ = ["OtlpInput", "Span", "Unreadable", "read_otlp", "spans_of_request"]
 _HEX = frozenset("0123456789abcdef")
 _DECIMAL = re.compile(r"-?[0-9]+")
 """A 64-bit integer as OTLP/JSON writes it: ASCII digits only (`str.isdigit` takes `²`, which `int` refuses)."""
+_RESOURCE_SPANS = b'"resourceSpans"'
 _MAX_VALUE_DEPTH = 16
 """How deep an attribute value's arrays and key-value lists are read; deeper parts are kept as None."""
 
@@ -66,6 +67,8 @@ class OtlpInput:
     spans: list[Span] = field(default_factory=list)
     unreadable: list[Unreadable] = field(default_factory=list)
     damaged: list[Diagnostic] = field(default_factory=list)
+    recognised: bool = False
+    """Whether the input is OTLP/JSON traces: a request with a `resourceSpans` list, or damaged text that names one."""
 
 
 def _any_value(value: Any, depth: int = 0) -> Any:
@@ -159,6 +162,7 @@ def spans_of_request(request: Any, where: str, into: OtlpInput) -> None:
     if not isinstance(request, dict) or not isinstance(request.get("resourceSpans"), list):
         into.unreadable.append(Unreadable(None, where, "not an ExportTraceServiceRequest: no resourceSpans list"))
         return
+    into.recognised = True
     for r, resource_spans in enumerate(request["resourceSpans"]):
         resource_spans = obj(resource_spans) or {}
         resource = attributes_of((obj(resource_spans.get("resource")) or {}).get("attributes"))
@@ -194,6 +198,8 @@ def read_otlp(path: str) -> OtlpInput:
     lines = list(_lines(path))
     raws = [line for line in lines if isinstance(line, RawLine)]
     read.damaged += [line for line in lines if isinstance(line, Diagnostic)]
+    # Damaged traces are still traces: text that names the request's one key is read as OTLP, damage and all.
+    read.recognised = any(_RESOURCE_SPANS in raw.data for raw in raws)
     parsed = [(raw, parse_record(raw.data)) for raw in raws]
     if all(isinstance(record, dict) for _, record in parsed):  # JSONL, or a document on one line
         for raw, record in parsed:

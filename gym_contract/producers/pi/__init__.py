@@ -20,10 +20,11 @@ from gym_contract.producers._kit import (
     Producer,
     Rating,
     RunSummary,
+    UnrecognisedArtifactError,
     gap,
     numbered_lines,
 )
-from gym_contract.producers._pi_session import STATUS_BY_STOP, PiRun, read_session
+from gym_contract.producers._pi_session import STATUS_BY_STOP, PiRun, is_session_line, read_session
 from gym_contract.producers.pi._bundle import Ending, assemble
 from gym_contract.producers.pi._stream import STREAM_EVENTS, read_stream
 from gym_contract.reading._json_parsing import loads
@@ -42,6 +43,8 @@ class _Artifact:
     name: str
     lines: list[Any] = field(default_factory=list)
     gaps: list[ObservationGap] = field(default_factory=list)
+    readable: bool = True
+    """False when the file could not be read: what it is cannot be told, and the gap says so."""
 
 
 def observe(
@@ -61,12 +64,18 @@ def observe(
     to its result's entry. ``model_ref`` names the model server that served the run; without it no
     model-call references are made. ``exit_code`` and ``timed_out`` are what the host saw of the
     process; ``sandboxed=False`` says the agent ran on the host (gap `no_sandbox_runtime`).
-    Unreadable or malformed input becomes gaps, never an exception; raises TypeError or ValueError
-    only for an ``exit_code`` that is not an integer within 64 bits.
+    A damaged or unreadable file becomes gaps, each damaged line named by its number. Raises
+    `UnrecognisedArtifactError` when ``path`` is no file, or a file none of whose lines is a session's
+    header or entry or a stream's event; TypeError or ValueError only for an ``exit_code`` that is
+    not an integer within 64 bits.
     """
     check_process_facts(exit_code, None)
+    if not os.path.lexists(path) or os.path.isdir(path):
+        raise UnrecognisedArtifactError(path, "a folder, not a file" if os.path.isdir(path) else "no such file")
     artifact = _read(Path(path), max_line_bytes)
     objects = [(number, line) for number, line in enumerate(artifact.lines, 1) if isinstance(line, dict)]
+    if artifact.readable and not any(_is_pi_line(line) for _, line in objects):
+        raise UnrecognisedArtifactError(path, _not_pi(artifact))
     run = _facts(artifact, objects)
     server = {"type": "responses_api_models", "name": model_ref} if model_ref is not None else None
     ended = classify_pi(artifact.lines, exit_code=exit_code, timed_out=timed_out) if objects else None
@@ -93,6 +102,7 @@ def _read(path: Path, max_line_bytes: int) -> _Artifact:
             for number, raw in numbered_lines(handle, max_line_bytes):
                 artifact.lines.append(_parsed(artifact, number, raw))
     except OSError:
+        artifact.readable = False
         artifact.gaps.append(gap("transcript_unreadable", detail=artifact.name))
     return artifact
 
@@ -125,6 +135,19 @@ def _facts(artifact: _Artifact, objects: list[tuple[int, dict[str, Any]]]) -> Pi
         else:
             artifact.gaps.append(gap("invalid_transcript_record", detail=f"{artifact.name}:{number}"))
     return read_stream(events)
+
+
+def _is_pi_line(line: dict[str, Any]) -> bool:
+    """Whether a line is a Pi artifact's: a session file's header or entry, or a stream's event (wrapped or not)."""
+    event = receipt(line)[1]
+    return isinstance(event, dict) and (_type(event) in STREAM_EVENTS or is_session_line(event))
+
+
+def _not_pi(artifact: _Artifact) -> str:
+    """What a file that is no Pi artifact holds instead, as the refusal says it."""
+    if not any(line != b"" for line in artifact.lines):
+        return "the file is empty"
+    return "no line is a Pi session header or entry, or a `--mode json` event"
 
 
 def _type(event: Any) -> Any:

@@ -7,7 +7,7 @@ from typing import Any, Final
 
 from gym_contract._values import finite
 from gym_contract.models import ContextCompactionObservation, ObservationGap
-from gym_contract.producers._kit import gap
+from gym_contract.producers._kit import gap, tool_call_record
 from gym_contract.producers._pi_session import Compaction, PiRun, ToolCall
 
 # Gaps about the file rather than the run's one invocation.
@@ -89,19 +89,16 @@ def _tool(run: PiRun, owner: str, call: ToolCall) -> tuple[dict[str, Any], list[
         gaps.append(gap("tool_outcome_unavailable", owner, call.call_id))
     # Two finite instants can still be further apart than a double counts in milliseconds.
     duration = finite((finished - started) * 1000) if started is not None and finished is not None else None
-    record = {
-        "kind": "tool_call",
-        "invocation_id": owner,
-        "tool_call_id": call.call_id,
-        "sandbox_id": None,
-        "tool_name": call.name,
-        "started_at": started,
-        "completed_at": finished,
-        "duration_ms": round(duration, 3) if duration is not None else None,
-        "timing_source": source if started is not None or finished is not None else None,
-        "status": _tool_status(call, ended),
-        "error_type": None,
-    }
+    record = tool_call_record(
+        owner,
+        call.call_id,
+        call.name,
+        started=started,
+        completed=finished,
+        duration_ms=round(duration, 3) if duration is not None else None,
+        status=_tool_status(call, ended),
+        timing_source=source,
+    )
     return record, gaps
 
 
