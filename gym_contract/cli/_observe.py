@@ -16,12 +16,30 @@ from gym_contract.validation import iter_diagnostics
 EXIT_INVALID = EXIT_FAILED
 
 
+def _other_readers() -> list[dict[str, Any]]:
+    """What `observe` reads besides the registered producers: a form held to its own name, and two formats."""
+    from gym_contract.producers.otel import FORMS as OTEL_FORMS
+
+    def forms(listed: tuple[ArtifactForm, ...]) -> list[dict[str, str]]:
+        return [{"name": form.name, "description": form.description} for form in listed]
+
+    pinchbench = tuple(form for form in producer("openclaw").forms if "PinchBench" in form.name)
+    return [
+        {"command": "pinchbench", "artifact_forms": forms(pinchbench),
+         "summary": "openclaw's PinchBench output folder form, held to that form; source openclaw"},
+        {"command": "atif", "artifact_forms": [],
+         "summary": "not a harness: an ATIF trajectory document, read into the bundle alone"},
+        {"command": "otel", "artifact_forms": forms(OTEL_FORMS),
+         "summary": "not a harness: OpenTelemetry GenAI spans in OTLP/JSON, a document per rollout or trace"},
+    ]  # fmt: skip
+
+
 def _observe_list(args: argparse.Namespace) -> int:
     """`observe --list`: every harness, the artifact forms it reads and the capability it declares."""
     if not args.list:
         return usage_error("observe: name a harness (claude-code, atif …), or --list to see them all")
     if args.format == "json":
-        print_json({"producers": [declared.describe() for declared in producers()]})
+        print_json({"producers": [declared.describe() for declared in producers()], "other_readers": _other_readers()})
         return EXIT_OK
     for declared in producers():
         rated = " ".join(f"{criterion} {rating.verdict}" for criterion, rating in declared.capability.items())
@@ -29,13 +47,11 @@ def _observe_list(args: argparse.Namespace) -> int:
         print(f"  {declared.summary}")
         for form in declared.forms:
             print(f"  - {form.name}: {form.description}")
-    print("pinchbench  (openclaw's PinchBench output folder form, held to that form; source openclaw)")
-    print("atif  (not a harness: an ATIF trajectory document, read into the bundle alone)")
-    print("otel  (not a harness: OpenTelemetry GenAI spans in OTLP/JSON, a document per rollout or trace)")
-    from gym_contract.producers.otel import FORMS as OTEL_FORMS
-
-    for form in OTEL_FORMS:
-        print(f"  - {form.name}: {form.description}")
+    for reader in _other_readers():
+        print(f"{reader['command']}  ({reader['summary']})")
+        if reader["command"] == "otel":  # pinchbench's one form is listed under openclaw already
+            for form in reader["artifact_forms"]:
+                print(f"  - {form['name']}: {form['description']}")
     return EXIT_OK
 
 

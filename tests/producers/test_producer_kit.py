@@ -135,6 +135,11 @@ def test_every_registered_producer_has_an_observe_command_and_list_names_its_for
     assert "otel  (not a harness:" in listed.stdout
     assert "pinchbench  (openclaw's PinchBench output folder form" in listed.stdout
     assert any(form.name == "PinchBench output folder" for form in producer("openclaw").forms)
+    # The JSON listing names every command of `observe`, and the forms of those that are no producer.
+    others = json.loads(cli("observe", "--list", "--format", "json").stdout)["other_readers"]
+    assert {entry["harness"] for entry in described} | {entry["command"] for entry in others} == observe_commands()
+    otel_forms = next(entry["artifact_forms"] for entry in others if entry["command"] == "otel")
+    assert [form["name"] for form in otel_forms] == ["OTLP/JSON document", "Collector file"]
 
 
 def test_observe_without_a_harness_or_list_is_a_usage_error() -> None:
