@@ -151,7 +151,7 @@ def _summary(
 
 def _tokens(sessions: list[Session]) -> dict[str, int | None]:
     """Each session's last stated totals (Codex repeats them on every `token_count`), added across sessions."""
-    stated = [session.tokens for session in sessions if session.tokens is not None]
+    stated = [tokens for session in sessions if (tokens := session.own_tokens()) is not None]
     if not stated:
         return {}
 

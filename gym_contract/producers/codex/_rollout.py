@@ -25,13 +25,22 @@ SPAWN_TOOL: Final = "spawn_agent"
 
 
 def map_rollout(artifact: Artifact) -> Session:
-    """The session one rollout file records; what cannot be read becomes a gap of that session."""
+    """The session one rollout file records; what cannot be read becomes a gap of that session.
+
+    A forked session's file copies its parent's rollout before its own lines: those copied lines are
+    context the session's model was given (they stay in its conversation), not work it did, so no tool
+    call, turn, compaction, token count or outcome event of theirs is the session's.
+    """
     session = Session(session_id=_session_id(artifact), file=artifact.file)
     spawns: dict[str, str] = {}  # `spawn_agent` call id → its invocation, awaiting the output naming the child
     pending: Compaction | None = None
-    for line in artifact.lines:
+    copied = _copied_lines(artifact, session.session_id)
+    for index, line in enumerate(artifact.lines):
         kind, payload = text(line.event.get("type")), obj(line.event.get("payload"))
         at = timestamp(line.event.get("timestamp"))
+        if payload is not None and index in copied:
+            _copied_line(session, line, kind, payload)
+            continue
         session.seen(at)
         session.events.append(line.event)
         if payload is None:
@@ -48,6 +57,53 @@ def map_rollout(artifact: Artifact) -> Session:
             merged = _event(session, payload, at, pending)
             pending = None if merged or text(payload.get("type")) in _STARTED else pending
     return session
+
+
+def _copied_lines(artifact: Artifact, session_id: str) -> range:
+    """The lines of a forked session's file that are its parent's rollout, copied when the session was forked.
+
+    The copy starts with the parent's `session_meta` (an id not the file's own) and ends with the
+    `function_call_output` Codex adds for the parent's `spawn_agent` call that forked the session: the
+    first output of a copied `spawn_agent` call that names no `agent_id` (a spawn's own output names
+    the agent it started). A copied parent that was itself forked nests a copy of its own, closed the
+    same way. A copy that never closes (a fork Codex did not make by `spawn_agent`) cannot be told
+    from the session's own lines: the range is then empty and every line is read as the session's.
+    """
+    start: int | None = None
+    open_copies = 0
+    spawn_calls: set[str] = set()
+    for index, line in enumerate(artifact.lines):
+        kind, payload = line.event.get("type"), obj(line.event.get("payload"))
+        if payload is None:
+            continue
+        if kind == "session_meta" and nonempty(payload.get("id")) not in (None, session_id):
+            start = index if start is None else start
+            open_copies += 1
+            continue
+        call_id = nonempty(payload.get("call_id")) if kind == "response_item" and open_copies else None
+        if call_id is None:
+            continue
+        if payload.get("type") == "function_call" and payload.get("name") == SPAWN_TOOL:
+            spawn_calls.add(call_id)
+        elif payload.get("type") == "function_call_output" and call_id in spawn_calls:
+            spawn_calls.discard(call_id)
+            if _spawned_child(payload.get("output")) is None:
+                open_copies -= 1
+                if not open_copies and start is not None:
+                    return range(start, index + 1)
+    return range(0)
+
+
+def _copied_line(session: Session, line: Line, kind: str | None, payload: dict[str, Any]) -> None:
+    """Take a line of the parent's copied rollout: its items as the conversation's context, its last token totals."""
+    if kind == "response_item" and text(payload.get("type")) not in _NOT_MODEL_VISIBLE:
+        item = _conversation_item(session, line, payload, text(payload.get("type")))
+        if item is not None:
+            session.conversation.append(item)
+    elif kind == "event_msg" and payload.get("type") == "token_count":
+        totals = _totals(payload)
+        if totals is not None:
+            session.copied_tokens = totals
 
 
 def _session_id(artifact: Artifact) -> str:
@@ -176,10 +232,11 @@ def _event(session: Session, payload: dict[str, Any], at: float | None, pending:
         session.turns_failed += 1
         session.turn_failed = True
     elif kind == "token_count":
-        info = obj(payload.get("info"))
-        total = obj(info.get("total_token_usage")) if info is not None else None
-        if total is not None:
-            session.tokens = {key: count(total.get(key)) for key in _TOKEN_KEYS}
+        totals = _totals(payload)
+        if totals is not None:
+            if session.tokens is None and session.copied_tokens is not None:
+                session.tokens_include_copied = _carries_on(session.copied_tokens, totals, _totals(payload, "last"))
+            session.tokens = totals
     elif kind == "context_compacted":
         if pending is not None and not pending.merged_event:
             pending.merged_event = True
@@ -191,6 +248,34 @@ def _event(session: Session, payload: dict[str, Any], at: float | None, pending:
 
 
 _TOKEN_KEYS: Final = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens")
+
+
+def _totals(payload: dict[str, Any], which: str = "total") -> dict[str, int | None] | None:
+    """A `token_count` event's `info.total_token_usage` (or `last_token_usage`), by the keys the summary adds."""
+    info = obj(payload.get("info"))
+    usage = obj(info.get(f"{which}_token_usage")) if info is not None else None
+    return {key: count(usage.get(key)) for key in _TOKEN_KEYS} if usage is not None else None
+
+
+def _carries_on(
+    copied: dict[str, int | None], first: dict[str, int | None], usage: dict[str, int | None] | None
+) -> bool:
+    """Whether a fork's first own totals continue the copied ones (newer Codex seeds them) rather than start at 0.
+
+    Carried on, they are the copied totals, alone or plus the call's own usage; started afresh, they are that usage.
+    """
+
+    def plus(extra: dict[str, int | None] | None) -> bool:
+        return all(
+            (base := copied.get(key)) is not None
+            and (value := first.get(key)) is not None
+            and value == base + ((extra or {}).get(key) or 0)
+            for key in _TOKEN_KEYS
+        )
+
+    return plus(None) or (usage is not None and plus(usage))
+
+
 _ENDS: Final = frozenset({"exec_command_end", "mcp_tool_call_end", "patch_apply_end", "web_search_end"})
 
 

@@ -59,6 +59,8 @@ class Session:
     first_at: float | None = None
     last_at: float | None = None
     tokens: dict[str, int | None] | None = None  # the last totals the session states
+    copied_tokens: dict[str, int | None] | None = None  # a forked session's: the last totals of the copied history
+    tokens_include_copied: bool = False  # Codex carried the copied totals on into the session's own
     events: list[dict[str, Any]] = field(default_factory=list)  # every line, for the outcome classifier
     gaps: list[ObservationGap] = field(default_factory=list)
 
@@ -73,6 +75,16 @@ class Session:
             return
         self.first_at = at if self.first_at is None else min(self.first_at, at)
         self.last_at = at if self.last_at is None else max(self.last_at, at)
+
+    def own_tokens(self) -> dict[str, int | None] | None:
+        """The totals of the session's own model calls: a fork's, less the copied totals Codex carried on into them."""
+        if self.tokens is None or not self.tokens_include_copied or self.copied_tokens is None:
+            return self.tokens
+        own: dict[str, int | None] = {}
+        for key, value in self.tokens.items():
+            carried = self.copied_tokens.get(key)
+            own[key] = value - carried if value is not None and carried is not None else None
+        return own
 
     def duration_ms(self) -> float | None:
         """The turns' own durations when every started turn states one, else the span of the line timestamps."""
