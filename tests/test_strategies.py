@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import tempfile
@@ -9,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import find, given, settings
 from hypothesis import strategies as st
 
-from gym_contract import collect, derive_record, iter_diagnostics
+from gym_contract import collect, derive_record, iter_diagnostics, schemas
 from gym_contract import strategies as contract
 from gym_contract.checking import check_files
 from gym_contract.diagnostics import CODES
@@ -100,6 +101,38 @@ def test_each_dialect_derives_a_record_whose_tokens_add_up(drawn: tuple[str, dic
     assert record.tokens_total == record.tokens_in + record.tokens_out
     assert 0 <= record.cached_tokens <= record.tokens_in
     assert record.latency_total_ms == exchange["latency_ms"]
+    assert [call.model_dump() for call in record.tool_calls] == asked_for(exchange)
+
+
+def asked_for(exchange: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tool calls a drawn response asks for, read from the dialect's own shape."""
+    response = exchange["response"]
+    if exchange["dialect"] == "responses":
+        calls = [item for item in response["output"] if item["type"] == "function_call"]
+        return [{"call_id": c["call_id"], "name": c["name"], "arguments": json.loads(c["arguments"])} for c in calls]
+    if exchange["dialect"] == "chat":
+        calls = response["choices"][0]["message"].get("tool_calls", [])
+        return [
+            {"call_id": c["id"], "name": c["function"]["name"], "arguments": json.loads(c["function"]["arguments"])}
+            for c in calls
+        ]
+    blocks = [block for block in response["content"] if block["type"] == "tool_use"]
+    return [{"call_id": b["id"], "name": b["name"], "arguments": b["input"]} for b in blocks]
+
+
+@pytest.mark.parametrize("dialect", contract.DIALECTS)
+def test_drawn_exchanges_of_each_dialect_ask_for_several_tool_calls_or_none(dialect: str):
+    """Responses that ask for tools are drawn, so that what derives a record's `tool_calls` is exercised."""
+    drawn = contract.capture_exchanges(dialect)
+    asking = find(drawn, lambda exchange: len(derive_record(exchange, 0).tool_calls) > 1)
+    answering = find(drawn, lambda exchange: not derive_record(exchange, 0).tool_calls)
+    assert len(asked_for(asking)) > 1
+    assert asked_for(answering) == []
+
+
+@given(contract.capture_exchanges())
+def test_every_drawn_exchange_is_valid_against_the_capture_schema(exchange: dict[str, Any]):
+    assert [error.message for error in schemas.validator("capture_exchange").iter_errors(exchange)] == []
 
 
 def _records(bundle: dict[str, Any], kind: str) -> list[dict[str, Any]]:

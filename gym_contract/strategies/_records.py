@@ -59,15 +59,52 @@ def _usage(dialect: str, prompt: int, completion: int, cached: int) -> dict[str,
     return {"input_tokens": prompt - cached, "output_tokens": completion, "cache_read_input_tokens": cached}
 
 
-def _response(dialect: str, response_id: str, answer: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class _ToolUse:
+    """A tool call the model asks for in its response: the same call, written in any dialect."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+
+    def text(self) -> str:
+        return dumps(self.arguments).decode()
+
+
+def _tool_uses(index: int) -> st.SearchStrategy[list[_ToolUse]]:
+    """None, or up to three calls with ids unique in the run (`call_<index>_<n>`) and JSON-object arguments."""
+    arguments = st.dictionaries(_names, st.one_of(_prose, st.integers(-1_000, 1_000), st.booleans()), max_size=3)
+    calls = st.lists(st.tuples(_names, arguments), max_size=3)
+    return calls.map(lambda drawn: [_ToolUse(f"call_{index}_{n}", *call) for n, call in enumerate(drawn)])
+
+
+def _response(dialect: str, response_id: str, answer: str, tools: list[_ToolUse]) -> dict[str, Any]:
+    """A completed response in ``dialect``: the answer, then the tool calls the model asks for, if any."""
     if dialect == "responses":
         message = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": answer}]}
-        return {"id": response_id, "object": "response", "status": "completed", "model": MODEL, "output": [message]}
+        calls = [
+            {"type": "function_call", "id": f"fc_{tool.call_id}", "call_id": tool.call_id, "name": tool.name,
+             "arguments": tool.text(), "status": "completed"}
+            for tool in tools
+        ]  # fmt: skip
+        return {
+            "id": response_id, "object": "response", "status": "completed", "model": MODEL, "output": [message, *calls]
+        }  # fmt: skip
     if dialect == "chat":
-        choice = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": answer}}
+        said: dict[str, Any] = {"role": "assistant", "content": answer}
+        if tools:
+            said["tool_calls"] = [
+                {"id": tool.call_id, "type": "function", "function": {"name": tool.name, "arguments": tool.text()}}
+                for tool in tools
+            ]
+        choice = {"index": 0, "finish_reason": "tool_calls" if tools else "stop", "message": said}
         return {"id": response_id, "object": "chat.completion", "model": MODEL, "choices": [choice]}
     content = [{"type": "text", "text": answer}]
-    return {"id": response_id, "type": "message", "role": "assistant", "model": MODEL, "content": content}
+    content += [{"type": "tool_use", "id": tool.call_id, "name": tool.name, "input": tool.arguments} for tool in tools]
+    return {
+        "id": response_id, "type": "message", "role": "assistant", "model": MODEL, "content": content,
+        "stop_reason": "tool_use" if tools else "end_turn",
+    }  # fmt: skip
 
 
 def _request(dialect: str, question: str) -> dict[str, Any]:
@@ -80,7 +117,10 @@ def _request(dialect: str, question: str) -> dict[str, Any]:
 def capture_exchanges(draw: st.DrawFn, dialect: str | None = None, index: int | None = None) -> dict[str, Any]:
     """One raw capture line (`capture_exchange`) of a successful call, in ``dialect`` or any of `DIALECTS`.
 
-    ``index`` fixes the call's ids (`mc<index>`, `resp_<index>`) and start time; drawn otherwise.
+    Its response answers, and may ask for up to three tool calls the way the dialect writes them
+    (Responses `function_call` items, Chat Completions `tool_calls`, Anthropic Messages `tool_use`
+    blocks), which the derived record's `tool_calls` hold. ``index`` fixes the call's ids
+    (`mc<index>`, `resp_<index>`, `call_<index>_<n>`) and start time; drawn otherwise.
     """
     dialect = dialect if dialect is not None else draw(st.sampled_from(DIALECTS))
     index = index if index is not None else draw(st.integers(0, 10_000))
@@ -89,7 +129,7 @@ def capture_exchanges(draw: st.DrawFn, dialect: str | None = None, index: int | 
     cached = draw(st.integers(0, prompt))
     latency_ms = float(draw(st.integers(1, 120_000)))
     started = START + 60.0 * index
-    response = _response(dialect, f"resp_{index}", draw(_prose))
+    response = _response(dialect, f"resp_{index}", draw(_prose), draw(_tool_uses(index)))
     response["usage"] = _usage(dialect, prompt, completion, cached)
     return {
         "model_call_id": f"mc{index}",
