@@ -99,7 +99,7 @@ def _response(dialect: str, response_id: str, answer: str, tools: list[_ToolUse]
             ]
         choice = {"index": 0, "finish_reason": "tool_calls" if tools else "stop", "message": said}
         return {"id": response_id, "object": "chat.completion", "model": MODEL, "choices": [choice]}
-    content = [{"type": "text", "text": answer}]
+    content: list[dict[str, Any]] = [{"type": "text", "text": answer}]
     content += [{"type": "tool_use", "id": tool.call_id, "name": tool.name, "input": tool.arguments} for tool in tools]
     return {
         "id": response_id, "type": "message", "role": "assistant", "model": MODEL, "content": content,
