@@ -83,11 +83,12 @@ def nothing_checked(what: str, allow_empty: bool) -> int:
     return EXIT_FAILED
 
 
-def print_json(value: Any) -> None:
-    """``value`` on stdout as JSON indented by two spaces: any depth, any number the readers keep."""
+def print_json(value: Any, *, one_line: bool = False) -> None:
+    """``value`` on stdout as JSON indented by two spaces (or on one line, a line of JSONL): any depth,
+    any number the readers keep."""
     from gym_contract._json_writing import dumps
 
-    print(dumps(value, indent=True).decode())
+    print(dumps(value, indent=not one_line).decode())
 
 
 def usage_error(message: str) -> int:

@@ -55,8 +55,9 @@ def _observe_list(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def print_observed(observed: Observed) -> int:
-    """Print a producer's document, each error-level diagnostic said on stderr; the exit status it deserves."""
+def print_observed(observed: Observed, *, one_line: bool = False) -> int:
+    """Print a producer's document (``one_line``: as a line of JSONL), each error-level diagnostic said on
+    stderr; the exit status it deserves."""
     document = observed.document()
     # The document is checked with the contract's own validator before anyone trusts it.
     problems = [
@@ -68,7 +69,7 @@ def print_observed(observed: Observed) -> int:
     ]
     for key, diagnostic in problems:
         say(f"{key}{diagnostic.path}: {diagnostic.code}: {diagnostic.message}")
-    print_json(document)
+    print_json(document, one_line=one_line)
     return EXIT_INVALID if problems else EXIT_OK
 
 
@@ -165,7 +166,7 @@ def _observe_atif(args: argparse.Namespace) -> int:
 
 
 def _observe_otel(args: argparse.Namespace) -> int:
-    """`observe otel SPANS`: one document per bundle the spans make, one after another."""
+    """`observe otel SPANS`: the document of the one bundle the spans make, or JSONL of one document per bundle."""
     from gym_contract.cli._common import say_damaged
     from gym_contract.producers.otel import FORMS as OTEL_FORMS
     from gym_contract.producers.otel import observe_otel
@@ -187,6 +188,9 @@ def _observe_otel(args: argparse.Namespace) -> int:
         say(f"{args.spans}: the input holds no span: nothing to observe")
         return EXIT_INVALID
     status = EXIT_OK
+    # One document is printed as every observe command prints its one; several make a JSONL stream,
+    # which a JSON reader can take line by line, as it could not take indented documents one after another.
+    one_line = len(observed) > 1
     for spans in observed:
         try:
             document = spans.observed()
@@ -194,8 +198,8 @@ def _observe_otel(args: argparse.Namespace) -> int:
             problems = [d for d in iter_diagnostics(spans.bundle, "bundle") if d.severity == "error"]
             for diagnostic in problems:
                 say(f"ng_agent_observations{diagnostic.path}: {diagnostic.code}: {diagnostic.message}")
-            print_json(spans.document())
+            print_json(spans.document(), one_line=one_line)
             status = EXIT_INVALID
             continue
-        status = max(status, print_observed(document))
+        status = max(status, print_observed(document, one_line=one_line))
     return EXIT_INVALID if read.damaged or read.unreadable else status

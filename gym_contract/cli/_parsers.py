@@ -247,7 +247,8 @@ def register_observe(commands: Any) -> None:
         "otel",
         help="OpenTelemetry GenAI spans in OTLP/JSON (export otel's document, or a Collector file exporter's JSONL)",
         description="Read OTLP/JSON traces and print one document (ng_agent_observations, ng_agent_outcome, "
-        "run_summary) per bundle: per gym_contract.rollout_id attribute, else per trace. invoke_agent spans are "
+        "run_summary) per bundle: per gym_contract.rollout_id attribute, else per trace. One bundle is printed as "
+        "one indented JSON document; several as JSONL, one compact document per line. invoke_agent spans are "
         "the invocations, chat spans their model calls, execute_tool spans the tool calls; what the spans do not "
         "say is named by gaps. A damaged line is reported with its number and the others are read. Exit 1 when a "
         "line or span was damaged, a bundle breaks the contract or there is no span at all, 2 when the input "

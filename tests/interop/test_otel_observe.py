@@ -148,14 +148,11 @@ def gym_contract(*args: str, stdin: str | None = None) -> subprocess.CompletedPr
 
 
 def documents(stdout: str) -> list[dict[str, Any]]:
-    """The documents `observe otel` prints one after another."""
-    decoder, found, at = json.JSONDecoder(), [], 0
-    while at < len(stdout.rstrip()):
-        value, at = decoder.raw_decode(stdout, at)
-        found.append(value)
-        while at < len(stdout) and stdout[at].isspace():
-            at += 1
-    return found
+    """What `observe otel` prints: the one document, or JSONL, a document on each line."""
+    try:
+        return [json.loads(stdout)]
+    except json.JSONDecodeError:
+        return [json.loads(line) for line in stdout.splitlines()]
 
 
 def test_observe_otel_prints_a_valid_document_per_rollout_of_the_export(tmp_path: Path):
@@ -172,6 +169,25 @@ def test_observe_otel_prints_a_valid_document_per_rollout_of_the_export(tmp_path
     for document in printed:
         assert set(document) == {"ng_agent_observations", "ng_agent_outcome", "run_summary"}
         assert not [d for d in iter_diagnostics(document["ng_agent_observations"], "bundle") if d.severity == "error"]
+
+
+def test_several_bundles_are_printed_as_jsonl_and_one_bundle_as_one_indented_document(tmp_path: Path):
+    several = gym_contract("export", "otel", "examples/rollouts.jsonl", "-o", str(tmp_path / "several.json"))
+    one = gym_contract("export", "otel", "examples/rollout-7-0.jsonl", "-o", str(tmp_path / "one.json"))
+    assert several.returncode == one.returncode == 0, several.stderr + one.stderr
+
+    printed = gym_contract("observe", "otel", str(tmp_path / "several.json"))
+    alone = gym_contract("observe", "otel", str(tmp_path / "one.json"))
+
+    assert printed.returncode == alone.returncode == 0, printed.stderr + alone.stderr
+    lines = printed.stdout.splitlines()
+    rollouts = (REPO / "examples/rollouts.jsonl").read_text().splitlines()
+    assert len(lines) == len(rollouts) > 1
+    for line in lines:
+        assert set(json.loads(line)) == {"ng_agent_observations", "ng_agent_outcome", "run_summary"}
+    document = json.loads(alone.stdout)
+    assert alone.stdout == json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    assert set(document) == {"ng_agent_observations", "ng_agent_outcome", "run_summary"}
 
 
 def _one_request_per_line(request: dict[str, Any]) -> list[str]:
