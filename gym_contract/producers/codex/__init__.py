@@ -150,7 +150,7 @@ def _summary(
 
 
 def _tokens(sessions: list[Session]) -> dict[str, int | None]:
-    """Each session's last stated totals (Codex repeats them on every `token_count`), added across sessions."""
+    """Each session's own last stated totals (Codex repeats them on every `token_count`), added across sessions."""
     stated = [tokens for session in sessions if (tokens := session.own_tokens()) is not None]
     if not stated:
         return {}
