@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import json
 import os
 import statistics
@@ -10,7 +12,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import jsonschema_rs
@@ -75,6 +77,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--passes", type=int, default=5, help="passes per measurement; the median is reported")
     parser.add_argument("--sample", type=int, default=20, help="records the slow peers (jsonschema) are timed on")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    parser.add_argument(
+        "--one-job",
+        action="store_true",
+        help="leave out --jobs 2 (on a machine whose other cores are busy, its figure means nothing)",
+    )
     parser.add_argument(
         "--engine",
         choices=("local", "ray"),
@@ -148,24 +155,31 @@ def main(argv: list[str] | None = None) -> int:
             return lambda: check_files([str(corpus)], jobs=jobs)
 
         fast_lines = sum(_fastpath.skeleton(line, "rollout") is not None for line in lines)
-        report = check_files([str(corpus)])
+        report = check_files([str(corpus)])  # also builds, untimed, what every later pass reuses
         few = max(1, args.passes // 2)
-        seconds = interleaved_medians(
-            {
-                "orjson parse": (orjson_floor, args.passes),
-                "orjson + jsonschema_rs": (orjson_rs, args.passes),
-                "orjson + jsonschema (sample)": (orjson_jsonschema, few),
-                "pydantic model_validate (sample)": (pydantic_reference, few),
-                "typed decoding alone": (typed_decoding, args.passes),
-                "fast-path structure only (ceiling)": (structure_only, args.passes),
-                "gym-contract validate": (ours(1), args.passes),
-                "gym-contract validate --jobs 2": (ours(2), args.passes),
-            }
-        )
+        runs = {
+            "orjson parse": (orjson_floor, args.passes),
+            "orjson + jsonschema_rs": (orjson_rs, args.passes),
+            "orjson + jsonschema (sample)": (orjson_jsonschema, few),
+            "pydantic model_validate (sample)": (pydantic_reference, few),
+            "typed decoding alone": (typed_decoding, args.passes),
+            "fast-path structure only (ceiling)": (structure_only, args.passes),
+            "gym-contract validate": (ours(1), args.passes),
+        }
+        if not args.one_job:
+            runs["gym-contract validate --jobs 2"] = (ours(2), args.passes)
+        with frozen_heap() as frozen:
+            seconds = interleaved_medians(runs)
         figures = {name: (sample_mb if "(sample)" in name else megabytes) / taken for name, taken in seconds.items()}
 
     single = figures["gym-contract validate"]
-    print(f"corpus: {len(lines)} records, {megabytes:.1f} MB; {os.cpu_count()} cores; median of {args.passes} passes")
+    conditions = (
+        f"one process, every measurement once a round, median of {args.passes} rounds; the setup's heap "
+        f"({frozen} objects: imports, schemas, validators, the corpus) frozen out of the garbage collector "
+        "(gc.freeze()) before the first round, so that no measurement pays for walking it"
+    )
+    print(f"corpus: {len(lines)} records, {megabytes:.1f} MB; {os.cpu_count()} cores")
+    print(f"conditions: {conditions}")
     print(f"verdict on the corpus: {report.records} records, {report.invalid_records} invalid")
     print(f"lines in the form the fast path takes: {fast_lines} of {len(lines)}")
     for name, rate in figures.items():
@@ -177,13 +191,30 @@ def main(argv: list[str] | None = None) -> int:
         / figures["orjson + jsonschema_rs"],
         "vs orjson + jsonschema": single / figures["orjson + jsonschema (sample)"],
         "vs pydantic": single / figures["pydantic model_validate (sample)"],
-        "jobs 2 vs jobs 1": figures["gym-contract validate --jobs 2"] / single,
     }
+    if "gym-contract validate --jobs 2" in figures:
+        ratios["jobs 2 vs jobs 1"] = figures["gym-contract validate --jobs 2"] / single
     for name, ratio in ratios.items():
         print(f"  ratio {name:<36} {ratio:7.2f}×")
     if args.json:
-        print(json.dumps({"mb_per_s": figures, "ratios": ratios}, indent=2))
+        print(json.dumps({"conditions": conditions, "mb_per_s": figures, "ratios": ratios}, indent=2))
     return 0
+
+
+@contextlib.contextmanager
+def frozen_heap() -> Iterator[int]:
+    """Every object alive now kept out of the collector's walks until the block ends; gives their number.
+
+    Without it, each collection of the oldest generation walks the benchmark's own objects (the
+    models and validators of every peer, the corpus's lines), a cost no process of the peer alone
+    pays and which falls on whichever measurement allocates most.
+    """
+    gc.collect()
+    gc.freeze()
+    try:
+        yield gc.get_freeze_count()
+    finally:
+        gc.unfreeze()
 
 
 def bench_ray(args: argparse.Namespace) -> int:
