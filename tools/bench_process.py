@@ -15,6 +15,7 @@ import argparse
 import gc
 import json
 import os
+import platform
 import shutil
 import statistics
 import subprocess
@@ -126,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     conditions = (
         "each command in a process of its own, started afresh every pass, from compiled bytecode, its output "
         f"discarded; every command once a round after an untimed round, median of {args.passes} rounds "
-        f"(start-up: {args.passes * 2}); {os.cpu_count()} cores"
+        f"(start-up: {args.passes * 2}); {os.cpu_count()} cores, Python {platform.python_version()}"
     )
     print(f"corpus: {args.corpus} ({megabytes:.1f} MB)")
     print(f"conditions: {conditions}")
