@@ -32,7 +32,7 @@ _PARALLEL_MIN_BYTES = 1024 * 1024
 _BATCH_BYTES = 4 * 1024 * 1024
 # Lines read ahead to be measured for nesting at once, where that is needed (see `_Ahead`): enough to
 # spread the measure's fixed cost over several records, little against the memory a check takes.
-_AHEAD_BYTES = 2 * 1024 * 1024
+_AHEAD_BYTES = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
