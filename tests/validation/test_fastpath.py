@@ -233,16 +233,17 @@ def test_lines_take_the_fast_path_whatever_their_key_order_and_spacing():
     _agree(indented, "trajectory")
 
 
-@pytest.mark.parametrize("spacing", [b"", b" "])
+@pytest.mark.parametrize("spacing", [b"", b" ", b"\t \r"])
 def test_a_key_repeated_in_any_object_of_the_contract_never_takes_the_fast_path(spacing):
     line = _canonical_example()
     for repeated in (
         b'"tool_call_id":"call_1",',  # in a list's object
         b'"prompt_tokens":90,',  # in a nested object
         b'"code":"resolution_unavailable",',  # in the last list
+        b'"schema_version":"1.0",',  # at the top
     ):
         assert repeated in line
-        doubled = line.replace(repeated, repeated + repeated.replace(b":", b":" + spacing), 1)
+        doubled = line.replace(repeated, repeated + repeated.replace(b":", spacing + b":" + spacing), 1)
         assert skeleton(doubled, "trajectory") is None
         assert [d.code for d in check_line(doubled, "trajectory", now=NOW).diagnostics] == ["json_duplicate_key"]
         _agree(doubled, "trajectory")
@@ -257,9 +258,26 @@ def test_a_key_an_open_object_does_not_declare_is_checked_by_the_parsed_path():
     _agree(line, "trajectory")
 
 
-def test_a_colon_written_as_an_escape_sends_the_line_to_the_parsed_path():
-    line = _canonical_example().replace(b'"task_id":"7"', b'"task_id":"7\\u003a"', 1)
+@pytest.mark.parametrize("escape", [b"\\u003a", b"\\u003A"])
+@pytest.mark.parametrize("repeated", [False, True])
+def test_a_colon_written_as_an_escape_sends_the_line_to_the_parsed_path(escape, repeated):
+    # The escape is a colon the line does not count and the record written back does: with a key
+    # repeated as well, the counts would agree, so the escape alone sends the line away.
+    line = _canonical_example().replace(b'"task_id":"7"', b'"task_id":"7' + escape + b'"', 1)
+    assert escape in line
+    if repeated:
+        line = line.replace(b'"prompt_tokens":90,', b'"prompt_tokens":90,"prompt_tokens":90,', 1)
     assert skeleton(line, "trajectory") is None
+    found = [d.code for d in check_line(line, "trajectory", now=NOW).diagnostics]
+    assert ("json_duplicate_key" in found) is repeated
+    _agree(line, "trajectory")
+
+
+def test_colons_inside_strings_are_no_members_and_the_line_takes_the_fast_path():
+    line = _canonical_example().replace(b'"task_id":"7"', b'"task_id":"7:8::"', 1)
+    assert b'"7:8::"' in line
+    assert skeleton(line, "trajectory") is not None
+    assert skeleton(line.replace(b'"7:8::"', '"\u00e9:7\u2014:"'.encode(), 1), "trajectory") is not None
     _agree(line, "trajectory")
 
 
