@@ -30,9 +30,11 @@ may be `msgspec.Raw`), its located diagnostics, its input's name and its line.""
 _PARALLEL_MIN_BYTES = 1024 * 1024
 # Lines a worker gets at a time from a streamed input: large enough to amortise the hand-over.
 _BATCH_BYTES = 4 * 1024 * 1024
-# Lines read ahead to be measured for nesting at once, where that is needed (see `_Ahead`): enough to
-# spread the measure's fixed cost over several records, little against the memory a check takes.
+# Lines read ahead to be measured for nesting at once, where that is needed (see `_Ahead`): at most
+# enough to spread the measure's fixed cost over several records, little against the memory a check
+# takes; the first batches are smaller, so that checking starts as soon as without reading ahead.
 _AHEAD_BYTES = 4 * 1024 * 1024
+_FIRST_AHEAD_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -220,7 +222,7 @@ class _Ahead:
     """The items of a JSONL input as they come, their lines measured for nesting a batch at a time.
 
     Where decoding alone does not bound a line's nesting, showing it for each line alone is costly
-    (`_fastpath.measure_ahead`); so about `_AHEAD_BYTES` of lines are read ahead and measured at once.
+    (`_fastpath.measure_ahead`); so lines are read ahead, up to `_AHEAD_BYTES`, and measured at once.
     The reader counts the blank lines it passes: `blank_lines` is its count up to the item last handed out.
     """
 
@@ -230,14 +232,16 @@ class _Ahead:
         self.blank_lines = stats.blank_lines
 
     def __iter__(self) -> Iterator[_records.RawLine | Diagnostic]:
+        ahead = _FIRST_AHEAD_BYTES
         while True:
             batch: list[tuple[_records.RawLine | Diagnostic, int]] = []
             size = 0
             for item in self._items:
                 batch.append((item, self._stats.blank_lines))
                 size += len(item.data) if isinstance(item, _records.RawLine) else 0
-                if size >= _AHEAD_BYTES:
+                if size >= ahead:
                     break
+            ahead = min(2 * ahead, _AHEAD_BYTES)
             if not batch:
                 return
             _fastpath.measure_ahead([item.data for item, _ in batch if isinstance(item, _records.RawLine)])

@@ -553,3 +553,21 @@ def test_a_file_takes_the_fast_path_for_every_line_but_the_one_that_nests_too_de
     precise = check_files([str(path)], now=NOW, fast=False)
     assert [(d.code, d.line) for d in fast.diagnostics] == [("json_invalid", 4)]
     assert {**fast.to_dict(), "seconds": 0, "mb_per_s": 0} == {**precise.to_dict(), "seconds": 0, "mb_per_s": 0}
+
+
+def test_lines_read_ahead_come_in_order_each_with_the_blank_lines_before_it(tmp_path, monkeypatch):
+    from gym_contract.reading import _records, _sources
+    from gym_contract.validation import _checking
+
+    monkeypatch.setattr(_checking, "_FIRST_AHEAD_BYTES", 3)  # one line of 3 bytes, then 6 bytes, then 12
+    measured: list[list[bytes]] = []
+    monkeypatch.setattr(_fastpath, "measure_ahead", measured.append)
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(b"[1]\n\n\n[2]\n\n[3]\n[4]\n\n\n\n[5]\n\n")
+    stats = _records.ReadStats()
+    with _sources.open_source(str(path)) as source:
+        ahead = _checking._Ahead(_records.iter_lines(source, stats=stats), stats)
+        seen = [(item.data, ahead.blank_lines) for item in ahead if isinstance(item, _records.RawLine)]
+    assert seen == [(b"[1]", 0), (b"[2]", 2), (b"[3]", 3), (b"[4]", 3), (b"[5]", 6)]
+    assert measured == [[b"[1]"], [b"[2]", b"[3]"], [b"[4]", b"[5]"]]
+    assert stats.blank_lines == 7  # the reader's own count, the last blank line included
