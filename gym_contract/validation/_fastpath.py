@@ -158,8 +158,8 @@ def measure_ahead(lines: list[bytes]) -> None:
     levels deep per line (`nests_within`). Here the budget is spent once for the whole batch: a
     callback that msgspec calls from the bottom of ``padding`` levels of arrays checks with two
     probes that exactly `_SHALLOWEST` levels are left — that many decode and one more do not —
-    and then decodes each line as raw JSON (building nothing), from the same place: a line that
-    decodes nests no deeper. The padding is measured again when the room changed. Only where the
+    and then reads each line as raw JSON (building nothing), from the same place: a line read
+    through nests no deeper. The padding is measured again when the room changed. Only where the
     budget is a count the interpreter keeps (`_COUNTED_BUDGET`): before 3.12 a probe deeper than
     the C stack allows would not raise but crash.
     """
@@ -188,6 +188,19 @@ _BOTTOM_PADDING = [0]
 _MOST_ROOM = 1 << 16
 
 
+def _read_through(text: bytes) -> bool:
+    """Whether msgspec reads ``text`` through, as one JSON value, building nothing, in the room it has here.
+
+    Text that is no JSON is not shown, however shallow the part read before the fault: the fast
+    path refuses it anyway, and nothing then rests on how far the reading got.
+    """
+    try:
+        _AS_RAW.decode(text)
+    except (RecursionError, msgspec.DecodeError, msgspec.ValidationError, ValueError):
+        return False
+    return True
+
+
 @cache
 def _nested_around(levels: int) -> bytes:
     return b"[" * levels + b"0.5" + b"]" * levels
@@ -202,21 +215,21 @@ class _Bottom:
         self.room: int | None = None  # the levels left down here, when they were not exactly the limit
 
     def __call__(self, _number: str) -> None:
-        # Every probe and every line is decoded from this frame, so that each has the same room.
-        if _decodes(_nested(_SHALLOWEST)) and not _decodes(_nested(_SHALLOWEST + 1)):
+        # Every probe and every line is read from this frame, so that each has the same room.
+        if _read_through(_nested(_SHALLOWEST)) and not _read_through(_nested(_SHALLOWEST + 1)):
             shown = []
             for line in self.lines:
-                shown.append(_decodes(line))
+                shown.append(_read_through(line))
             self.shown = shown
             return
         low, high = 0, _SHALLOWEST + 1
-        while _decodes(_nested(high)):
+        while _read_through(_nested(high)):
             low, high = high, 2 * high
             if high > _MOST_ROOM:
                 return  # no bound in sight: left unmeasured
         while low < high - 1:
             middle = (low + high) // 2
-            if _decodes(_nested(middle)):
+            if _read_through(_nested(middle)):
                 low = middle
             else:
                 high = middle

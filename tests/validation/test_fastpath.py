@@ -492,10 +492,12 @@ def test_lines_measured_ahead_are_shown_exactly_up_to_the_shallowest_limit(count
     assert limit == min(MAX_DEPTH - levels for levels in EMBEDDING.values())
     padding = b" " * (2 * limit)  # long enough that the length alone proves nothing
     at, beyond = _nested_value(limit, kind) + padding, _nested_value(limit + 1, kind) + padding
-    # Brackets inside a string are no nesting, whichever way they face; text that is no JSON is left to decoding.
+    # Brackets inside a string are no nesting, whichever way they face; text that is no JSON is never shown,
+    # however shallow the part before its fault: it is measured alone, and refused by decoding.
     in_strings = b'{"text":"' + b"]" * (2 * limit) + b"[" * (2 * limit) + b'"}'
     not_json = b"[1]," * (4 * limit) + b"!"
-    assert _shown_ahead([at, beyond, in_strings, not_json]) == [at, in_strings, not_json]
+    assert _shown_ahead([at, beyond, in_strings, not_json]) == [at, in_strings]
+    assert skeleton(not_json, "capture_exchange") is None
     assert depth_checked(at, "capture_exchange")  # the kind with the shallowest limit
     assert not depth_checked(beyond, "capture_exchange")  # not shown ahead: measured alone, and refused
     assert skeleton(beyond, "capture_exchange") is None
