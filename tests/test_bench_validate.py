@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
@@ -29,6 +30,29 @@ def test_the_benchmark_reports_every_ratio():
         "jobs 2 vs jobs 1",
     }
     assert all(rate > 0 for rate in figures["mb_per_s"].values())
+    # Every in-process measurement runs with the setup's heap out of the collector's walks, and says so.
+    assert "frozen out of the garbage collector (gc.freeze())" in figures["conditions"]
+    assert f"conditions: {figures['conditions']}" in result.stdout
+
+
+def test_the_benchmark_leaves_out_two_jobs_when_asked_and_unfreezes_the_heap():
+    result = _bench("--records", "2", "--passes", "1", "--sample", "1", "--one-job", "--json")
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(result.stdout[result.stdout.index("{") :])
+    assert "jobs 2 vs jobs 1" not in figures["ratios"]
+    assert "gym-contract validate --jobs 2" not in figures["mb_per_s"]
+    frozen = int(figures["conditions"].split("heap (")[1].split(" objects")[0])
+    assert frozen > 1000  # the imports and validators at least: the heap was really frozen
+
+    sys.path.insert(0, str(REPO / "tools"))
+    try:
+        import bench_validate
+    finally:
+        sys.path.remove(str(REPO / "tools"))
+    with bench_validate.frozen_heap() as count:
+        assert count > 1000
+        assert gc.get_freeze_count() > 1000
+    assert gc.get_freeze_count() == 0  # what the benchmark froze is the collector's again
 
 
 def test_the_benchmark_runs_on_a_user_file_and_refuses_what_it_cannot_measure(tmp_path):
@@ -85,4 +109,5 @@ def test_the_whole_process_benchmark_reports_every_ratio():
         "invalid-record rate vs clean rate",
     }
     assert all(ratio > 0 for ratio in figures["ratios"].values())
+    assert figures["conditions"].startswith("each command in a process of its own, started afresh every pass")
     assert 0 < figures["memory"]["peak RSS of validate, MB"] < 1000

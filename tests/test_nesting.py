@@ -31,6 +31,7 @@ from gym_contract import (
 from gym_contract._deep_values import REPR_LEVELS, python_repr, python_str, repr_safe
 from gym_contract._json_writing import dumps
 from gym_contract._limits import MAX_DEPTH, depth_beyond
+from gym_contract.checking import check_files
 from gym_contract.interop import to_atif, to_otel
 from gym_contract.reading._json_parsing import loads
 from tests.support import REPO
@@ -142,6 +143,28 @@ def test_validate_says_of_a_deep_record_what_it_says_of_a_shallow_one(rollouts, 
     for place, style, depth in keys:
         errors = [entry for entry in said[(place, style, depth)] if entry[1] == "error"]
         assert (errors == []) == (PLACES[place][0] in valid), (PLACES[place][0], said[(place, style, depth)])
+
+
+def test_validate_refuses_every_record_one_level_too_deep_among_wide_ones_on_this_interpreter(tmp_path):
+    # Records with more brackets than the limit, as real rollouts have, around records one level beyond it
+    # in every place and style: the command, as this interpreter runs it, takes the wide ones and refuses
+    # each deep one as the parsed path does, whichever way it measures nesting (see `depth_checked`).
+    wide = orjson.loads(orjson.dumps(FULL))
+    wide["response"] = {"id": "r", "output": [{"k": [index]} for index in range(MAX_DEPTH)]}
+    lines, deep = [dumps(wide)] * 3, []
+    for case in CASES:
+        deep.append(len(lines) + 1)
+        lines += [dumps(record_at(*case, MAX_DEPTH + 1)), dumps(wide)]
+    assert lines[0].count(b"[") > MAX_DEPTH
+    path = tmp_path / "deep.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    done = gym_contract("validate", str(path), "--format", "json", "--max-diagnostics", "100000")
+    report = json.loads(done.stdout)
+    assert [(entry["line"], entry["code"]) for entry in report["diagnostics"]] == [(n, "json_invalid") for n in deep]
+    assert all("nesting" in entry["message"] for entry in report["diagnostics"])
+    precise = check_files([str(path)], fast=False, max_diagnostics=100000).to_dict()
+    assert report["diagnostics"] == precise["diagnostics"]
+    assert (report["records"], report["damaged_lines"]) == (precise["records"], precise["damaged_lines"])
 
 
 @pytest.mark.parametrize("form", ["text", "sarif", "junit", "github"])

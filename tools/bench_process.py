@@ -15,6 +15,7 @@ import argparse
 import gc
 import json
 import os
+import platform
 import shutil
 import statistics
 import subprocess
@@ -78,6 +79,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rss", type=Path, help="a large file (1 GB or so) whose peak resident set is measured")
     parser.add_argument("--passes", type=int, default=5, help="passes per measurement; the median is reported")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    parser.add_argument(
+        "--one-job",
+        action="store_true",
+        help="leave out --jobs 2 (on a machine whose other cores are busy, its figure means nothing)",
+    )
     args = parser.parse_args(argv)
     # The command installed beside this interpreter, as a virtual environment puts it, else the one on PATH.
     beside = Path(sys.executable).with_name("gym-contract")
@@ -90,8 +96,9 @@ def main(argv: list[str] | None = None) -> int:
         throughput = {
             "peer (orjson + jsonschema_rs script)": [sys.executable, str(TOOLS / "peer_validate.py"), str(args.corpus)],
             "gym-contract validate": [*ours, str(args.corpus)],
-            "gym-contract validate --jobs 2": [*ours, "--jobs", "2", str(args.corpus)],
         }
+        if not args.one_job:
+            throughput["gym-contract validate --jobs 2"] = [*ours, "--jobs", "2", str(args.corpus)]
         if args.invalid is not None:
             throughput["gym-contract validate (invalid records)"] = [*ours, str(args.invalid)]
         start_up = {
@@ -106,17 +113,24 @@ def main(argv: list[str] | None = None) -> int:
     floor = seconds["python -c 'import orjson, msgspec'"]
     ratios = {
         "whole process vs peer": seconds["peer (orjson + jsonschema_rs script)"] / seconds["gym-contract validate"],
-        "jobs 2 vs jobs 1": seconds["gym-contract validate"] / seconds["gym-contract validate --jobs 2"],
         "start-up, empty file vs import orjson, msgspec": seconds["gym-contract validate (empty file)"] / floor,
         "start-up, --version vs import orjson, msgspec": seconds["gym-contract --version"] / floor,
         "start-up, --help vs import argparse": seconds["gym-contract --help"] / seconds["python -c 'import argparse'"],
     }
+    if not args.one_job:
+        ratios["jobs 2 vs jobs 1"] = seconds["gym-contract validate"] / seconds["gym-contract validate --jobs 2"]
     if args.invalid is not None:
         rate = args.invalid.stat().st_size / seconds["gym-contract validate (invalid records)"]
         ratios["invalid-record rate vs clean rate"] = rate / (
             args.corpus.stat().st_size / seconds["gym-contract validate"]
         )
-    print(f"corpus: {args.corpus} ({megabytes:.1f} MB); median of {args.passes} passes (start-up: {args.passes * 2})")
+    conditions = (
+        "each command in a process of its own, started afresh every pass, from compiled bytecode, its output "
+        f"discarded; every command once a round after an untimed round, median of {args.passes} rounds "
+        f"(start-up: {args.passes * 2}); {os.cpu_count()} cores, Python {platform.python_version()}"
+    )
+    print(f"corpus: {args.corpus} ({megabytes:.1f} MB)")
+    print(f"conditions: {conditions}")
     for name, value in seconds.items():
         print(f"  {name:<44} {value:8.3f} s")
     for name, ratio in ratios.items():
@@ -124,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, megabytes_used in memory.items():
         print(f"  {name:<44} {megabytes_used:8.1f} ({args.rss.stat().st_size / 1e6:,.0f} MB file)")
     if args.json:
-        print(json.dumps({"seconds": seconds, "ratios": ratios, "memory": memory}, indent=2))
+        print(json.dumps({"conditions": conditions, "seconds": seconds, "ratios": ratios, "memory": memory}, indent=2))
     return 0
 
 

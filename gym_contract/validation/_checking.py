@@ -30,6 +30,11 @@ may be `msgspec.Raw`), its located diagnostics, its input's name and its line.""
 _PARALLEL_MIN_BYTES = 1024 * 1024
 # Lines a worker gets at a time from a streamed input: large enough to amortise the hand-over.
 _BATCH_BYTES = 4 * 1024 * 1024
+# Lines read ahead to be measured for nesting at once, where that is needed (see `_Ahead`): at most
+# enough to spread the measure's fixed cost over several records, little against the memory a check
+# takes; the first batches are smaller, so that checking starts as soon as without reading ahead.
+_AHEAD_BYTES = 4 * 1024 * 1024
+_FIRST_AHEAD_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -176,6 +181,7 @@ def _check_open_source(
     report = options.report()
     report.inputs.append(source.name)
     stats = _records.ReadStats()
+    ahead: _Ahead | None = None
     try:
         if json_document:
 
@@ -189,7 +195,9 @@ def _check_open_source(
                 _check_entry(report, entry, line, index, source.name, options)
         else:
             hint: str | None = None
-            for index, item in enumerate(_records.iter_lines(source, options.max_line_bytes, stats=stats)):
+            lines = _records.iter_lines(source, options.max_line_bytes, stats=stats)
+            ahead = _Ahead(lines, stats) if options.fast and _fastpath.measures_ahead() else None
+            for index, item in enumerate(lines if ahead is None else ahead):
                 _interrupts.check()
                 hint = _check_item(report, index, item, source.name, options, hint)
                 if progress and index % 64 == 0:
@@ -199,6 +207,8 @@ def _check_open_source(
         # its own, marked as partial. A line read but
         # not yet checked is left out, so that its lines are still its blank, damaged and record lines.
         report.interrupted = True
+        if ahead is not None:
+            stats.blank_lines = ahead.blank_lines  # not those read ahead of the line being checked
         stats.lines_seen = stats.blank_lines + report.damaged_lines + report.records
     report.bytes += source.consumed()
     report.decoded_bytes += source.produced
@@ -206,6 +216,38 @@ def _check_open_source(
     report.blank_lines += stats.blank_lines
     report.items_by_input[source.name] += report.records + report.damaged_lines
     return report
+
+
+class _Ahead:
+    """The items of a JSONL input as they come, their lines measured for nesting a batch at a time.
+
+    Where decoding alone does not bound a line's nesting, showing it for each line alone is costly
+    (`_fastpath.measure_ahead`); so lines are read ahead, up to `_AHEAD_BYTES`, and measured at once.
+    The reader counts the blank lines it passes: `blank_lines` is its count up to the item last handed out.
+    """
+
+    def __init__(self, items: Iterator[_records.RawLine | Diagnostic], stats: _records.ReadStats) -> None:
+        self._items = items
+        self._stats = stats
+        self.blank_lines = stats.blank_lines
+
+    def __iter__(self) -> Iterator[_records.RawLine | Diagnostic]:
+        ahead = _FIRST_AHEAD_BYTES
+        while True:
+            batch: list[tuple[_records.RawLine | Diagnostic, int]] = []
+            size = 0
+            for item in self._items:
+                batch.append((item, self._stats.blank_lines))
+                size += len(item.data) if isinstance(item, _records.RawLine) else 0
+                if size >= ahead:
+                    break
+            ahead = min(2 * ahead, _AHEAD_BYTES)
+            if not batch:
+                return
+            _fastpath.measure_ahead([item.data for item, _ in batch if isinstance(item, _records.RawLine)])
+            for item, blank_lines in batch:
+                self.blank_lines = blank_lines
+                yield item
 
 
 def _check_item(
@@ -354,6 +396,8 @@ def _check_batch(task: tuple[str, Batch, int, _Options]) -> Report:
     report = options.report()
     hint: str | None = None
     last = after
+    if options.fast:
+        _fastpath.measure_ahead([item.data for _, item in batch if isinstance(item, _records.RawLine)])
     try:
         for index, item in batch:
             _interrupts.check()

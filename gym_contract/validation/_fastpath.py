@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import sys
 import typing
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
 import msgspec
+import stringzilla
 
-from gym_contract._limits import max_depth
+from gym_contract._limits import EMBEDDING, max_depth
 from gym_contract._vocabulary import ROLLOUT_ATTACHMENTS, SCHEMA_OF_KIND, detect_kind
 
 # Rollout keys the rules or the kind detection read.
@@ -25,6 +27,9 @@ _ROLLOUT_MARKERS = ("_ng_rollout_id", "_ng_task_index", "_ng_rollout_index")
 
 _TOP_LEVEL = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _ENCODER = msgspec.json.Encoder()
+# SIMD counting and search (see `_keys_all_kept`): this proof is most of the fast path's own cost.
+_count: Callable[[bytes, bytes], int] = stringzilla.count
+_contains: Callable[[bytes, bytes], bool] = stringzilla.contains
 # The start of the escapes that write a colon inside a string, `\u003a` or `\u003A` (see `_keys_all_kept`):
 # one scan finds both, and a line that has others is merely sent to the parsed path.
 _ESCAPED_COLON = b"\\u003"
@@ -41,26 +46,35 @@ def _keys_all_kept(data: bytes, decoded: Any) -> bool:
     or the escape `\\u003a` — ruled out before — so the line has as many colons as the record
     written back exactly when no member was dropped, whatever the order of keys or the spacing.
     """
-    return _ENCODER.encode(decoded).count(b":") == data.count(b":")
+    return _count(_ENCODER.encode(decoded), b":") == _count(data, b":")
 
 
 def depth_checked(data: bytes, kind: str) -> bool:
     """Whether decoding ``data`` with msgspec is shown not to accept nesting deeper than ``kind`` may have.
 
-    Before Python 3.12 msgspec spends one level of the interpreter's recursion limit per level of
-    nesting, a limit below the package's unless raised; raised, it no longer protects the C stack,
-    so only a line with fewer brackets than the limit is decoded. From 3.12 on, the interpreter
-    bounds C recursion safely, and how much of it is left is measured (`nests_within`).
+    msgspec spends one unit of a budget per level of nesting and raises when it runs out. Before
+    Python 3.12 the budget is the interpreter's recursion limit, below the package's unless raised;
+    raised, it no longer protects the C stack, so only a line with fewer brackets than the limit is
+    decoded. On 3.12 and 3.13 the interpreter bounds C recursion safely with a count of its own,
+    far above the package's limit on 3.13; a line measured ahead with others (`measure_ahead`), or
+    else measured alone (`nests_within`), is shown. Later interpreters bound C recursion by the
+    stack's size, which levels of arrays and of objects fill at different rates: only the count of
+    brackets is taken there.
     """
     limit = max_depth(kind)
-    if sys.version_info >= (3, 12):
+    if _AHEAD.get(id(data)) is data:
+        return True  # measured ahead, against a limit no kind goes below
+    if _COUNTED_BUDGET:
         measured = nests_within(data, limit)
         if measured is not None:
             return measured
-    elif sys.getrecursionlimit() <= limit:
+    elif sys.version_info < (3, 12) and sys.getrecursionlimit() <= limit:
         return True
     return data.count(b"[") + data.count(b"{") <= limit  # fewer brackets than levels allowed
 
+
+# Whether msgspec's budget is a count of levels that the interpreter keeps apart from its recursion limit.
+_COUNTED_BUDGET = (3, 12) <= sys.version_info < (3, 14)
 
 _AS_RAW = msgspec.json.Decoder(msgspec.Raw)
 # Levels of padding measured to leave msgspec room for exactly `limit` more, per limit (see `nests_within`),
@@ -121,6 +135,105 @@ def nests_within(data: bytes, limit: int) -> bool | None:
             return None  # too little room here to decode such a line at all
         _PADDING[limit] = low - limit
     return None
+
+
+# ------------------------------------------------------------------------------------------ nesting, measured ahead
+
+# Every kind's limit is at least this: a line measured against it nests no deeper than its kind allows.
+_SHALLOWEST = min(max_depth(kind) for kind in EMBEDDING)
+# Lines shown to nest at most `_SHALLOWEST` levels, by identity; the last batch's only.
+_AHEAD: dict[int, bytes] = {}
+
+
+def measures_ahead() -> bool:
+    """Whether lines are worth measuring ahead here (`measure_ahead`): decoding alone does not bound their nesting."""
+    return _COUNTED_BUDGET
+
+
+def measure_ahead(lines: list[bytes]) -> None:
+    """Show which of ``lines`` nest no deeper than any kind may, so that `depth_checked` takes them unmeasured.
+
+    How much of msgspec's budget is left depends on the interpreter and on how deep the caller's
+    stack is. Measuring it for each line alone costs, on Python 3.13, a decoding thousands of
+    levels deep per line (`nests_within`). Here the budget is spent once for the whole batch: a
+    callback that msgspec calls from the bottom of ``padding`` levels of arrays checks with two
+    probes that exactly `_SHALLOWEST` levels are left — that many decode and one more do not —
+    and then reads each line as raw JSON (building nothing), from the same place: a line read
+    through nests no deeper. The padding is measured again when the room changed. Only where the
+    budget is a count the interpreter keeps (`_COUNTED_BUDGET`): before 3.12 a probe deeper than
+    the C stack allows would not raise but crash.
+    """
+    _AHEAD.clear()
+    if not lines or not _COUNTED_BUDGET:
+        return
+    for _ in range(3):
+        padding = _BOTTOM_PADDING[0]
+        bottom = _Bottom(lines)
+        try:
+            msgspec.json.Decoder(float_hook=bottom).decode(_nested_around(padding))
+        except RecursionError:
+            _BOTTOM_PADDING[0] = 0  # the stack is deeper than when the padding was measured: from the top
+            continue
+        if bottom.shown is not None:
+            _AHEAD.update((id(line), line) for line, shown in zip(lines, bottom.shown, strict=True) if shown)
+            return
+        if bottom.room is None or padding + bottom.room < _SHALLOWEST:
+            return  # no bound in sight, or less room than the limit even at the top: lines measured one by one
+        _BOTTOM_PADDING[0] = padding + bottom.room - _SHALLOWEST
+
+
+# Levels of arrays above the callback of `measure_ahead` that leave exactly `_SHALLOWEST` levels of room in it.
+_BOTTOM_PADDING = [0]
+# More room than any interpreter with a counted budget gives (10,000 levels on 3.13).
+_MOST_ROOM = 1 << 16
+
+
+def _read_through(text: bytes) -> bool:
+    """Whether msgspec reads ``text`` through, as one JSON value, building nothing, in the room it has here.
+
+    Text that is no JSON is not shown, however shallow the part read before the fault: the fast
+    path refuses it anyway, and nothing then rests on how far the reading got.
+    """
+    try:
+        _AS_RAW.decode(text)
+    except (RecursionError, msgspec.DecodeError, msgspec.ValidationError, ValueError):
+        return False
+    return True
+
+
+@cache
+def _nested_around(levels: int) -> bytes:
+    return b"[" * levels + b"0.5" + b"]" * levels
+
+
+class _Bottom:
+    """The callback of `measure_ahead`, called by msgspec for the number at the bottom of the padding."""
+
+    def __init__(self, lines: list[bytes]) -> None:
+        self.lines = lines
+        self.shown: list[bool] | None = None  # per line, whether it nests at most `_SHALLOWEST` levels
+        self.room: int | None = None  # the levels left down here, when they were not exactly the limit
+
+    def __call__(self, _number: str) -> None:
+        # Every probe and every line is read from this frame, so that each has the same room.
+        if _read_through(_nested(_SHALLOWEST)) and not _read_through(_nested(_SHALLOWEST + 1)):
+            shown = []
+            for line in self.lines:
+                shown.append(_read_through(line))
+            self.shown = shown
+            return
+        low, high = 0, _SHALLOWEST + 1
+        while _read_through(_nested(high)):
+            low, high = high, 2 * high
+            if high > _MOST_ROOM:
+                return  # no bound in sight: left unmeasured
+        while low < high - 1:
+            middle = (low + high) // 2
+            if _read_through(_nested(middle)):
+                low = middle
+            else:
+                high = middle
+        self.room = low
 
 
 def decoded(data: bytes, kind: str) -> Any:
@@ -224,7 +337,7 @@ def skeleton(data: bytes, kind: str) -> dict[str, Any] | None:
         if not data.isascii():
             # msgspec checks the UTF-8 of what it decodes, not of the payloads it keeps raw.
             data.decode("utf-8")
-        if _ESCAPED_COLON in data:
+        if _contains(data, _ESCAPED_COLON):
             return None
         tried = _SHAPES.decode(data) if kind == "rollout" else None
         if tried is not None and _keys_all_kept(data, tried):

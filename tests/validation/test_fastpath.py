@@ -7,6 +7,7 @@ import json
 import os
 import sys
 from functools import cache
+from typing import Any
 
 import msgspec
 import orjson
@@ -14,8 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gym_contract import schemas
-from gym_contract._limits import MAX_DEPTH
+from gym_contract import schemas, validation
+from gym_contract._limits import EMBEDDING, MAX_DEPTH
 from gym_contract._values import NumberText
 from gym_contract.checking import check_files
 from gym_contract.models import AgentObservationBundle, ModelCallCapture, TrajectoryRecord
@@ -232,16 +233,17 @@ def test_lines_take_the_fast_path_whatever_their_key_order_and_spacing():
     _agree(indented, "trajectory")
 
 
-@pytest.mark.parametrize("spacing", [b"", b" "])
+@pytest.mark.parametrize("spacing", [b"", b" ", b"\t \r"])
 def test_a_key_repeated_in_any_object_of_the_contract_never_takes_the_fast_path(spacing):
     line = _canonical_example()
     for repeated in (
         b'"tool_call_id":"call_1",',  # in a list's object
         b'"prompt_tokens":90,',  # in a nested object
         b'"code":"resolution_unavailable",',  # in the last list
+        b'"schema_version":"1.0",',  # at the top
     ):
         assert repeated in line
-        doubled = line.replace(repeated, repeated + repeated.replace(b":", b":" + spacing), 1)
+        doubled = line.replace(repeated, repeated + repeated.replace(b":", spacing + b":" + spacing), 1)
         assert skeleton(doubled, "trajectory") is None
         assert [d.code for d in check_line(doubled, "trajectory", now=NOW).diagnostics] == ["json_duplicate_key"]
         _agree(doubled, "trajectory")
@@ -256,9 +258,26 @@ def test_a_key_an_open_object_does_not_declare_is_checked_by_the_parsed_path():
     _agree(line, "trajectory")
 
 
-def test_a_colon_written_as_an_escape_sends_the_line_to_the_parsed_path():
-    line = _canonical_example().replace(b'"task_id":"7"', b'"task_id":"7\\u003a"', 1)
+@pytest.mark.parametrize("escape", [b"\\u003a", b"\\u003A"])
+@pytest.mark.parametrize("repeated", [False, True])
+def test_a_colon_written_as_an_escape_sends_the_line_to_the_parsed_path(escape, repeated):
+    # The escape is a colon the line does not count and the record written back does: with a key
+    # repeated as well, the counts would agree, so the escape alone sends the line away.
+    line = _canonical_example().replace(b'"task_id":"7"', b'"task_id":"7' + escape + b'"', 1)
+    assert escape in line
+    if repeated:
+        line = line.replace(b'"prompt_tokens":90,', b'"prompt_tokens":90,"prompt_tokens":90,', 1)
     assert skeleton(line, "trajectory") is None
+    found = [d.code for d in check_line(line, "trajectory", now=NOW).diagnostics]
+    assert ("json_duplicate_key" in found) is repeated
+    _agree(line, "trajectory")
+
+
+def test_colons_inside_strings_are_no_members_and_the_line_takes_the_fast_path():
+    line = _canonical_example().replace(b'"task_id":"7"', b'"task_id":"7:8::"', 1)
+    assert b'"7:8::"' in line
+    assert skeleton(line, "trajectory") is not None
+    assert skeleton(line.replace(b'"7:8::"', '"\u00e9:7\u2014:"'.encode(), 1), "trajectory") is not None
     _agree(line, "trajectory")
 
 
@@ -441,3 +460,116 @@ def test_a_rollout_line_is_decoded_on_every_interpreter_unless_it_nests_too_deep
     assert skeleton(deep, "rollout") is None
     assert [d.code for d in check_line(deep, hint="rollout", now=NOW).diagnostics] == ["json_invalid"]
     _agree(deep, None, hint="rollout")
+
+
+# ------------------------------------------------------------------ nesting measured ahead, a batch of lines at once
+
+
+@pytest.fixture
+def counted_budget(monkeypatch):
+    """msgspec's budget a count of its own, as Python 3.12 and 3.13 keep it; before 3.12 the recursion limit,
+    raised above the package's, stands for it. The padding of `measure_ahead` is measured afresh, and a line
+    measured alone is padded without bound."""
+    _unbounded_padding(monkeypatch)
+    monkeypatch.setattr(_fastpath, "_BOTTOM_PADDING", [0])
+    monkeypatch.setattr(_fastpath, "_AHEAD", {})
+    previous = sys.getrecursionlimit()
+    if not _fastpath._COUNTED_BUDGET:
+        monkeypatch.setattr(_fastpath, "_COUNTED_BUDGET", True)
+        sys.setrecursionlimit(3000)
+    yield
+    sys.setrecursionlimit(previous)
+
+
+def _shown_ahead(lines: list[bytes]) -> list[bytes]:
+    _fastpath.measure_ahead(lines)
+    return [line for line in lines if _fastpath._AHEAD.get(id(line)) is line]
+
+
+@pytest.mark.parametrize("kind", ["arrays", "objects"])
+def test_lines_measured_ahead_are_shown_exactly_up_to_the_shallowest_limit(counted_budget, kind):
+    limit = _fastpath._SHALLOWEST
+    assert limit == min(MAX_DEPTH - levels for levels in EMBEDDING.values())
+    padding = b" " * (2 * limit)  # long enough that the length alone proves nothing
+    at, beyond = _nested_value(limit, kind) + padding, _nested_value(limit + 1, kind) + padding
+    # Brackets inside a string are no nesting, whichever way they face; text that is no JSON is never shown,
+    # however shallow the part before its fault: it is measured alone, and refused by decoding.
+    in_strings = b'{"text":"' + b"]" * (2 * limit) + b"[" * (2 * limit) + b'"}'
+    not_json = b"[1]," * (4 * limit) + b"!"
+    assert _shown_ahead([at, beyond, in_strings, not_json]) == [at, in_strings]
+    assert skeleton(not_json, "capture_exchange") is None
+    assert depth_checked(at, "capture_exchange")  # the kind with the shallowest limit
+    assert not depth_checked(beyond, "capture_exchange")  # not shown ahead: measured alone, and refused
+    assert skeleton(beyond, "capture_exchange") is None
+
+
+def test_lines_measured_ahead_are_shown_exactly_from_any_depth_of_the_stack(counted_budget):
+    limit = _fastpath._SHALLOWEST
+    at, beyond = _nested_value(limit, "arrays") + b" " * 100, _nested_value(limit + 1, "arrays") + b" " * 100
+
+    def through_c_calls(depth: int) -> list[bytes]:
+        if depth == 0:
+            return _shown_ahead([at, beyond])
+        return next(map(through_c_calls, [depth - 1]))  # a frame of C between two of Python
+
+    # Deeper, then shallower again: the padding measured for one depth would leave too much room at the other.
+    for depth in (0, 60, 0, 200, 5, 200):
+        assert through_c_calls(depth) == [at], depth
+
+
+def test_lines_measured_ahead_are_forgotten_with_the_next_batch(counted_budget):
+    # Taken by identity, so held only until the next batch: no other object can pass for one of them.
+    first, second = b"[" + b"[1]," * 1500 + b"1]", b"[" + b"[2]," * 1500 + b"2]"
+    assert _shown_ahead([first]) == [first]
+    assert _shown_ahead([second]) == [second]
+    assert list(_fastpath._AHEAD.values()) == [second]
+
+
+def _wide_rollout(payload_items: int) -> bytes:
+    """A valid rollout line with more brackets than any limit, in an opaque payload, nesting 4 levels."""
+    response = b'{"id":"r","output":[' + b",".join([b'{"k":[1]}'] * payload_items) + b"]}"
+    return b'{"response":' + response + b',"ng_trajectory":' + _canonical_example() + b"}"
+
+
+@pytest.mark.parametrize("alone", ["measured", "too costly to measure"])
+def test_a_file_takes_the_fast_path_for_every_line_but_the_one_that_nests_too_deep(
+    tmp_path, monkeypatch, counted_budget, alone
+):
+    if alone == "too costly to measure":
+        monkeypatch.setattr(_fastpath, "_MOST_PADDING", 0)  # as on Python 3.13, whose budget is 10,000 levels
+    line = _wide_rollout(700)
+    assert line.count(b"[") + line.count(b"{") > MAX_DEPTH
+    deep = line.replace(b'{"k":[1]}', _nested_value(MAX_DEPTH - 2, "arrays"), 1)  # 3 levels above it
+    path = tmp_path / "rollouts.jsonl"
+    path.write_bytes(b"\n".join([line] * 3 + [deep] + [line] * 3) + b"\n\n")
+    parsed: list[bytes] = []
+    read_record = validation.read_record  # where `check_line` reads a line the fast path did not take
+
+    def counted(data: bytes, kind: str | None = None) -> Any:
+        parsed.append(data)
+        return read_record(data, kind)
+
+    monkeypatch.setattr(validation, "read_record", counted)
+    fast = check_files([str(path)], now=NOW)
+    assert parsed == [deep]
+    precise = check_files([str(path)], now=NOW, fast=False)
+    assert [(d.code, d.line) for d in fast.diagnostics] == [("json_invalid", 4)]
+    assert {**fast.to_dict(), "seconds": 0, "mb_per_s": 0} == {**precise.to_dict(), "seconds": 0, "mb_per_s": 0}
+
+
+def test_lines_read_ahead_come_in_order_each_with_the_blank_lines_before_it(tmp_path, monkeypatch):
+    from gym_contract.reading import _records, _sources
+    from gym_contract.validation import _checking
+
+    monkeypatch.setattr(_checking, "_FIRST_AHEAD_BYTES", 3)  # one line of 3 bytes, then 6 bytes, then 12
+    measured: list[list[bytes]] = []
+    monkeypatch.setattr(_fastpath, "measure_ahead", measured.append)
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(b"[1]\n\n\n[2]\n\n[3]\n[4]\n\n\n\n[5]\n\n")
+    stats = _records.ReadStats()
+    with _sources.open_source(str(path)) as source:
+        ahead = _checking._Ahead(_records.iter_lines(source, stats=stats), stats)
+        seen = [(item.data, ahead.blank_lines) for item in ahead if isinstance(item, _records.RawLine)]
+    assert seen == [(b"[1]", 0), (b"[2]", 2), (b"[3]", 3), (b"[4]", 3), (b"[5]", 6)]
+    assert measured == [[b"[1]"], [b"[2]", b"[3]"], [b"[4]", b"[5]"]]
+    assert stats.blank_lines == 7  # the reader's own count, the last blank line included
