@@ -1,4 +1,4 @@
-"""Tables of the text reports, laid out by rich: aligned columns, rules under headings, colour where wanted."""
+"""Tables of the text reports as rich lays them out: aligned columns, rules under headings, colour where wanted."""
 
 from __future__ import annotations
 
@@ -31,6 +31,54 @@ class Table:
 
 def render(table: Table, out: TextIO, *, colour: bool, indent: int = 0) -> None:
     """Write the table to `out`, each line indented; without colour the lines carry no escape and no trailing space."""
+    on_terminal = bool(getattr(out, "isatty", lambda: False)())
+    width = shutil.get_terminal_size().columns if on_terminal else _WIDTH_OFF_TERMINAL
+    # Importing rich costs tens of milliseconds, much of a small file's whole run: a table rich would lay
+    # out without colour, shrinking or measuring any character is laid out here, as rich would lay it out.
+    lines = None if colour else plain_lines(table, indent, width)
+    for line in rich_lines(table, colour, indent, width) if lines is None else lines:
+        out.write(line + "\n")
+
+
+def plain_lines(table: Table, indent: int, width: int) -> list[str] | None:
+    """The lines rich writes for the table without colour, or None when rich must lay it out.
+
+    That is when a cell is not printable ASCII (rich measures such text cell by cell), a row has not
+    one cell per heading, or the table is wider than ``width`` (rich shrinks the columns).
+    """
+    shown = [*([table.headings] if table.show_headings else []), *table.rows]
+    shown += [table.total] if table.total is not None else []
+    columns = len(table.headings)
+    if any(len(row) != columns or not all(cell.isascii() and cell.isprintable() for cell in row) for row in shown):
+        return None
+    widths = [max((len(row[column]) for row in shown), default=0) for column in range(columns)]
+    # Two spaces part the columns, whether as padding and the box's divider or as padding alone.
+    total_width = sum(widths) + 2 * (columns - 1)
+    if indent + total_width > width:
+        return None
+    if not total_width:  # every cell empty and one column: rich writes nothing
+        return []
+    margin = " " * indent
+    rule = margin + "\u2500" * total_width
+
+    def line(row: Sequence[str]) -> str:
+        cells = (
+            # rich drops a right-aligned cell's trailing spaces before it aligns the rest.
+            cell.rstrip().rjust(size) if column in table.right else cell.ljust(size)
+            for column, (cell, size) in enumerate(zip(row, widths, strict=True))
+        )
+        return (margin + "  ".join(cells)).rstrip()
+
+    lines = [line(row) for row in table.rows]
+    if table.show_headings:
+        lines[:0] = [line(table.headings), rule]
+    if table.total is not None:
+        lines += [rule, line(table.total)] if table.show_headings else [line(table.total)]
+    return lines
+
+
+def rich_lines(table: Table, colour: bool, indent: int, width: int) -> list[str]:
+    """The table's lines as rich lays it out in ``width`` columns, coloured or without trailing spaces."""
     from io import StringIO
 
     from rich import box
@@ -56,8 +104,6 @@ def render(table: Table, out: TextIO, *, colour: bool, indent: int = 0) -> None:
         grid.add_column(heading, footer=total, justify=justify, no_wrap=True)  # type: ignore[arg-type]
     for row in table.rows:
         grid.add_row(*_cells(table, row, colour))
-    on_terminal = bool(getattr(out, "isatty", lambda: False)())
-    width = shutil.get_terminal_size().columns if on_terminal else _WIDTH_OFF_TERMINAL
     buffer = StringIO()
     console = Console(
         file=buffer,
@@ -70,8 +116,7 @@ def render(table: Table, out: TextIO, *, colour: bool, indent: int = 0) -> None:
         legacy_windows=False,
     )
     console.print(Padding(grid, (0, 0, 0, indent), expand=False))
-    for line in buffer.getvalue().splitlines():
-        out.write((line if colour else line.rstrip()) + "\n")
+    return [line if colour else line.rstrip() for line in buffer.getvalue().splitlines()]
 
 
 def _cells(table: Table, row: Sequence[str], colour: bool) -> list[Any]:

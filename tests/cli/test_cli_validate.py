@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import ast
 import gzip
 import json
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import zstandard
@@ -356,19 +359,58 @@ def test_deep_nesting_anywhere_in_a_record_is_a_diagnostic_never_a_traceback(tmp
     assert codes_at(summary) == [("schema_violation", 3), ("json_invalid", 4)]
 
 
-SLOW_IMPORTS = ("pydantic", "gym_contract.models", "jsonschema", "jsonschema_rs", "concurrent.futures.process")
+SLOW_IMPORTS = (
+    "pydantic",
+    "gym_contract.models",
+    "jsonschema",
+    "jsonschema_rs",
+    "concurrent.futures.process",
+    "rich",
+)
 
 
-@pytest.mark.parametrize("arguments", [["validate", "--quiet", "{path}"], ["--version"]])
-def test_checking_valid_records_imports_neither_the_models_nor_the_schema_validators(tmp_path, arguments):
-    # Start-up is most of a small file's time: what a valid record never needs is never imported.
-    path = lines_file(tmp_path, GOOD, GOOD)
+def imported_by(arguments: list[str], **how: Any) -> tuple[list[str], subprocess.CompletedProcess[str]]:
+    """Which of the slow imports a run of the command with ``arguments`` made, and how the run went."""
     probe = (
         "import contextlib, sys\n"
         "from gym_contract.cli import main\n"
         "with contextlib.suppress(SystemExit):\n"
-        f"    main({[argument.format(path=path) for argument in arguments]!r})\n"
-        f"print([name for name in {SLOW_IMPORTS!r} if name in sys.modules])\n"
+        f"    main({arguments!r})\n"
+        "sys.stdout.flush()\n"
+        f"print('\\nimported:', [name for name in {SLOW_IMPORTS!r} if name in sys.modules])\n"
     )
-    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert result.stdout.splitlines()[-1] == "[]"
+    result = subprocess.run([sys.executable, "-c", probe], stdout=subprocess.PIPE, text=True, check=True, **how)
+    return ast.literal_eval(result.stdout.split("\nimported: ")[-1]), result
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [["validate", "--quiet", "{path}"], ["validate", "{path}"], ["validate", "{empty}"], ["--version"]],
+)
+def test_checking_valid_records_imports_neither_the_models_nor_the_schema_validators_nor_rich(tmp_path, arguments):
+    # Start-up is most of a small file's time: what a valid record never needs is never imported, and
+    # off a terminal the report's tables are laid out without rich.
+    path, empty = lines_file(tmp_path, GOOD, GOOD), tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    imported, result = imported_by([argument.format(path=path, empty=empty) for argument in arguments])
+    assert imported == []
+    if arguments[0] == "validate":
+        assert re.search(r"^    +\d+  \w+$", result.stdout, re.MULTILINE), result.stdout  # a table was drawn
+
+
+def test_rich_colours_the_tables_where_colour_is_asked_for(tmp_path):
+    environment = {**os.environ, "FORCE_COLOR": "1"}
+    imported, result = imported_by(["validate", str(lines_file(tmp_path, GOOD))], env=environment)
+    assert imported == ["rich"]
+    assert "\x1b[32mV\x1b[0m" in result.stdout  # the coverage table's verdicts
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="uses a POSIX pseudo-terminal")
+def test_rich_draws_the_progress_bar_on_a_terminal(tmp_path):
+    master, terminal = os.openpty()
+    try:
+        imported, _ = imported_by(["validate", str(lines_file(tmp_path, GOOD))], stderr=terminal)
+    finally:
+        os.close(terminal)
+        os.close(master)
+    assert imported == ["rich"]
