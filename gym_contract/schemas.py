@@ -147,6 +147,31 @@ def _refuse_remote(uri: str) -> Resource[Any]:
 
 
 @cache
+def _documents_by_id() -> dict[str, dict[str, Any]]:
+    return {document["$id"]: document for document in _documents().values()}
+
+
+def lookup(reference: str, base: str = "") -> tuple[Any, str]:
+    """The bundled (sub)schema a ``$ref`` names, read from the document whose URI is ``base``, and its document's URI.
+
+    It finds what `registry()` finds, for the references the bundled schemas make (a document's URI,
+    with a JSON Pointer as fragment), without importing `referencing`, which a run of valid records
+    would import for this alone; anything else raises `RemoteReferenceError`.
+    """
+    from urllib.parse import unquote, urljoin
+
+    uri, _, fragment = urljoin(base, reference).partition("#")
+    document = _documents_by_id().get(uri)
+    fragment = unquote(fragment)
+    if document is None or (fragment and not fragment.startswith("/")):
+        raise RemoteReferenceError(urljoin(base, reference))
+    try:
+        return resolve(document, fragment), uri
+    except (KeyError, IndexError, TypeError):
+        raise RemoteReferenceError(urljoin(base, reference)) from None
+
+
+@cache
 def registry() -> Registry[Any]:
     """A `referencing` registry holding every bundled schema under its `$id`; anything else is refused."""
     from referencing import Registry, Resource

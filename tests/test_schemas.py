@@ -145,6 +145,36 @@ def test_every_ref_in_the_bundle_resolves_locally():
                 assert base.lookup(node["$ref"]).contents is not None, (name, node["$ref"])
 
 
+def test_lookup_finds_what_the_registry_finds_for_every_ref_in_the_bundle():
+    # The compiler of the fast path's types follows references with `lookup`, the validators with the registry.
+    resolver = schemas.registry().resolver()
+    followed = 0
+    for document in schemas._documents().values():
+        base = resolver.lookup(document["$id"]).resolver
+        for _, node in objects(document):
+            if isinstance(node.get("$ref"), str):
+                found = base.lookup(node["$ref"])
+                contents, uri = schemas.lookup(node["$ref"], document["$id"])
+                assert contents is found.contents
+                assert schemas.lookup("#", uri)[0] is found.resolver.lookup("#").contents  # the same base
+                followed += 1
+    assert followed > 50
+
+
+@pytest.mark.parametrize(
+    ("reference", "base"),
+    [
+        ("https://example.com/elsewhere.json", ""),
+        ("other.schema.json#/$defs/X", "https://gym-contract.dev/schemas/v1/trajectory.schema.json"),
+        ("#/$defs/NoSuchDefinition", "https://gym-contract.dev/schemas/v1/trajectory.schema.json"),
+        ("#anchor", "https://gym-contract.dev/schemas/v1/trajectory.schema.json"),
+    ],
+)
+def test_lookup_refuses_what_the_bundle_does_not_hold(reference, base):
+    with pytest.raises(schemas.RemoteReferenceError):
+        schemas.lookup(reference, base)
+
+
 def test_gap_code_registry_is_valid_sorted_and_unique():
     registry = json.loads((REPO / "schemas" / "v1" / "gap_codes.json").read_text())
     schemas.validator("gap_codes").validate(registry)

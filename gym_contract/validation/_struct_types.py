@@ -77,24 +77,23 @@ def _attribute(key: str, taken: set[str]) -> str:
 
 
 class _Compiler:
-    """Follows `$ref`s through the bundled registry and builds each subschema's type once."""
+    """Follows `$ref`s among the bundled schemas and builds each subschema's type once."""
 
     def __init__(self) -> None:
         self._built: dict[tuple[int, str | None], Any] = {}
         self._names: set[str] = set()
 
     def for_uri(self, uri: str) -> Any:
-        resolved = schemas.registry().resolver().lookup(uri)
-        return self.build(resolved.contents, resolved.resolver)
+        return self.build(*schemas.lookup(uri))
 
-    def build(self, schema: Any, resolver: Any, tag_field: str | None = None) -> Any:
+    def build(self, schema: Any, base: str, tag_field: str | None = None) -> Any:
         """The type of one subschema; with ``tag_field``, the Struct of a tagged union member."""
         key = (id(schema), tag_field)
         if key not in self._built:
-            self._built[key] = self._build(schema, resolver, tag_field)
+            self._built[key] = self._build(schema, base, tag_field)
         return self._built[key]
 
-    def _build(self, schema: Any, resolver: Any, tag_field: str | None) -> Any:
+    def _build(self, schema: Any, base: str, tag_field: str | None) -> Any:
         if schema is True or (isinstance(schema, dict) and not (schema.keys() - _PASSIVE)):
             return msgspec.Raw
         if not isinstance(schema, dict):
@@ -103,25 +102,24 @@ class _Compiler:
         if "$ref" in keys:
             if keys != {"$ref"}:
                 raise UnsupportedSchemaError(f"$ref beside {sorted(keys - {'$ref'})}")
-            target, inner = self._follow(schema["$ref"], resolver)
+            target, inner = self._follow(schema["$ref"], base)
             return self.build(target, inner, tag_field)
         if keys & {"anyOf", "oneOf"}:
-            return self._alternatives(schema, resolver)
+            return self._alternatives(schema, base)
         if keys & {"const", "enum"}:
             return self._constants(schema)
         if tag_field is not None:
-            return self._struct(schema, resolver, tag_field)
-        return self._typed(schema, resolver)
+            return self._struct(schema, base, tag_field)
+        return self._typed(schema, base)
 
-    def _follow(self, reference: str, resolver: Any) -> tuple[Any, Any]:
-        resolved = resolver.lookup(reference)
-        return resolved.contents, resolved.resolver
+    def _follow(self, reference: str, base: str) -> tuple[Any, str]:
+        return schemas.lookup(reference, base)
 
-    def resolve(self, schema: Any, resolver: Any) -> tuple[Any, Any]:
+    def resolve(self, schema: Any, base: str) -> tuple[Any, str]:
         """A subschema with its `$ref`s followed, as long as it is nothing but a reference."""
         while isinstance(schema, dict) and (schema.keys() - _PASSIVE) == {"$ref"}:
-            schema, resolver = self._follow(schema["$ref"], resolver)
-        return schema, resolver
+            schema, base = self._follow(schema["$ref"], base)
+        return schema, base
 
     # ----------------------------------------------------------------------------- scalars and types
 
@@ -143,7 +141,7 @@ class _Compiler:
             raise UnsupportedSchemaError("an enum that no value can match")
         return _union(members)
 
-    def _typed(self, schema: dict[str, Any], resolver: Any) -> Any:
+    def _typed(self, schema: dict[str, Any], base: str) -> Any:
         if "type" not in schema:
             raise UnsupportedSchemaError(f"a schema without type: {sorted(schema)}")
         wanted = schema["type"]
@@ -152,9 +150,9 @@ class _Compiler:
         unknown = schema.keys() - _PASSIVE - {"type"} - accepted
         if unknown or any(name not in _KEYWORDS_OF_TYPE for name in names):
             raise UnsupportedSchemaError(f"keywords {sorted(unknown)} for type {wanted!r}")
-        return _union([self._of_type(name, schema, resolver) for name in names])
+        return _union([self._of_type(name, schema, base) for name in names])
 
-    def _of_type(self, name: str, schema: dict[str, Any], resolver: Any) -> Any:
+    def _of_type(self, name: str, schema: dict[str, Any], base: str) -> Any:
         if name == "null":
             return None
         if name == "boolean":
@@ -168,17 +166,17 @@ class _Compiler:
             # JSON Schema's number includes integers: they stay exact ints, as the precise path reads them.
             return _union([_constrained(int, ge=schema.get("minimum")), _constrained(float, ge=schema.get("minimum"))])
         if name == "array":
-            item = self.build(schema["items"], resolver) if "items" in schema else msgspec.Raw
+            item = self.build(schema["items"], base) if "items" in schema else msgspec.Raw
             return list[item]  # type: ignore[valid-type]
         if "properties" in schema:
-            return self._struct(schema, resolver, None)
+            return self._struct(schema, base, None)
         if schema.keys() & (_OBJECT_KEYWORDS - {"additionalProperties"}) or schema.get("additionalProperties") is False:
             raise UnsupportedSchemaError(f"an object without properties constrained by {sorted(schema)}")
         return dict[str, msgspec.Raw]
 
     # ----------------------------------------------------------------------------- objects
 
-    def _struct(self, schema: dict[str, Any], resolver: Any, tag_field: str | None) -> Any:
+    def _struct(self, schema: dict[str, Any], base: str, tag_field: str | None) -> Any:
         unknown = schema.keys() - _PASSIVE - _OBJECT_KEYWORDS - {"type"}
         if unknown or schema.get("type", "object") != "object":
             raise UnsupportedSchemaError(f"keywords {sorted(unknown)} on an object with a tag")
@@ -194,7 +192,7 @@ class _Compiler:
         attributes = {key: _attribute(key, taken) for key in properties if key != tag_field or tag is None}
         fields: list[tuple[Any, ...]] = []
         for key, attribute in attributes.items():
-            kind = self.build(properties[key], resolver)
+            kind = self.build(properties[key], base)
             fields.append((attribute, kind) if key in required else _optional(attribute, kind))
         title = schema.get("title", "Object")
         checks = object_checks(schema, attributes)
@@ -237,12 +235,12 @@ class _Compiler:
 
     # ----------------------------------------------------------------------------- alternatives
 
-    def _alternatives(self, schema: dict[str, Any], resolver: Any) -> Any:
+    def _alternatives(self, schema: dict[str, Any], base: str) -> Any:
         keys = schema.keys() - _PASSIVE
         word = "oneOf" if "oneOf" in keys else "anyOf"
         if {"anyOf", "oneOf"} <= keys:
             raise UnsupportedSchemaError("anyOf beside oneOf")
-        branches = [self.resolve(branch, resolver) for branch in schema[word]]
+        branches = [self.resolve(branch, base) for branch in schema[word]]
         tag_field = _common_tag(branch for branch, _ in branches)
         # Beside the alternatives, only what a tagged union of Structs makes anyway: an object, the tag
         # required, and the tag declared without a constraint (strict validators ask for both).
@@ -384,7 +382,7 @@ def _compiler() -> _Compiler:
 
 def compile_schema(schema: dict[str, Any]) -> Any:
     """The msgspec type of a schema given as data, its `$ref`s resolved among the bundled schemas."""
-    return _Compiler().build(schema, schemas.registry().resolver())
+    return _Compiler().build(schema, "")
 
 
 @cache

@@ -365,6 +365,7 @@ SLOW_IMPORTS = (
     "jsonschema",
     "jsonschema_rs",
     "concurrent.futures.process",
+    "referencing",
     "rich",
 )
 
