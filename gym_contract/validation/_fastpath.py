@@ -218,6 +218,7 @@ class _Bottom:
         # Every probe and every line is read from this frame, so that each has the same room.
         if _read_through(_nested(_SHALLOWEST)) and not _read_through(_nested(_SHALLOWEST + 1)):
             shown = []
+            # A loop, not a comprehension: before 3.12 a comprehension is a frame of its own, one level less room.
             for line in self.lines:
                 shown.append(_read_through(line))
             self.shown = shown
