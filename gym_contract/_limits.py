@@ -125,8 +125,7 @@ def value_problem(value: Any, limit: int) -> tuple[Path, str] | None:
     if limit >= ORJSON_WRITES and fits_orjson(value):
         return None  # the common case, proven in one pass of compiled code
     deeper = f"nesting is deeper than the {limit} levels a record of this kind may have"
-    walk = _walk(value)
-    for item, level, link in walk:
+    for item, level, link in _walk(value):
         if isinstance(item, dict):
             if level > limit:
                 return _spelt(link), deeper
