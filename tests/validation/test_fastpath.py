@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import os
@@ -573,3 +574,35 @@ def test_lines_read_ahead_come_in_order_each_with_the_blank_lines_before_it(tmp_
     assert seen == [(b"[1]", 0), (b"[2]", 2), (b"[3]", 3), (b"[4]", 3), (b"[5]", 6)]
     assert measured == [[b"[1]"], [b"[2]", b"[3]"], [b"[4]", b"[5]"]]
     assert stats.blank_lines == 7  # the reader's own count, the last blank line included
+
+
+@contextlib.contextmanager
+def stringzilla_backend(name):
+    """stringzilla as it runs on this machine ("fastest"), or reduced to its plain loops, as without SIMD ("serial")."""
+    import stringzilla
+
+    chosen = stringzilla.__capabilities__
+    if name == "serial":
+        stringzilla.reset_capabilities(["serial"])
+    try:
+        yield
+    finally:
+        stringzilla.reset_capabilities(list(chosen))
+
+
+@pytest.mark.parametrize("backend", ["fastest", "serial"])
+@given(data=st.binary(max_size=5000), colons=st.integers(0, 300), at=st.integers(0, 5000))
+def test_colons_are_counted_exactly_whatever_the_bytes(backend, data, colons, at):
+    data = data[:at] + b":" * colons + data[at:]
+    with stringzilla_backend(backend):
+        assert _fastpath.colons(data) == data.count(b":")
+
+
+@pytest.mark.parametrize("backend", ["fastest", "serial"])
+@pytest.mark.parametrize("size", [0, 1, 63, 64, 65, 4095, 4097, 1 << 20])
+def test_colons_are_counted_exactly_at_every_block_boundary(backend, size):
+    mixed = (b'{"a":1,' * size)[:size]
+    with stringzilla_backend(backend):
+        assert _fastpath.colons(b":" * size) == size
+        assert _fastpath.colons(b"\\u003a" * size) == 0
+        assert _fastpath.colons(mixed) == mixed.count(b":")
