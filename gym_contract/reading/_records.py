@@ -63,11 +63,11 @@ def _complete_line(number: int, data: bytes, max_line_bytes: int, stats: ReadSta
     stats.lines_seen = number
     if data.endswith(b"\r"):
         data = data[:-1]
+    if len(data) > max_line_bytes:
+        return _too_long(number, max_line_bytes)
     if not data or data.isspace():
         stats.blank_lines += 1
         return None
-    if len(data) > max_line_bytes:
-        return _too_long(number, max_line_bytes)
     stats.bytes_yielded += len(data)
     return RawLine(number, data)
 
@@ -79,11 +79,16 @@ def iter_lines(
     stats: ReadStats | None = None,
     chunk_bytes: int = CHUNK_BYTES,
 ) -> Iterator[RawLine | Diagnostic]:
-    """Non-blank lines of `source` with their line numbers; problems in the input come as diagnostics."""
+    """Non-blank lines of `source` with their line numbers; problems in the input come as diagnostics.
+
+    A line longer than ``max_line_bytes`` is reported and its bytes dropped as they come, blank or
+    not, so that memory stays bounded by the limit and the size of a read, however long the line.
+    """
     stats = stats if stats is not None else ReadStats()
     chunks = _chunks(source, chunk_bytes)
     finished = 0  # lines whose newline has been read
-    partial = bytearray()  # the start of a line that a chunk boundary cut
+    # The bytes read after the last newline, the start of a line; a line is copied out of it once.
+    pending = bytearray()
     overflowing = False  # the current line passed the limit: its bytes are dropped up to its newline
     while True:
         try:
@@ -100,29 +105,36 @@ def iter_lines(
             return
         if not chunk:
             break
-        if overflowing and b"\n" not in chunk:
-            continue
-        pieces = chunk.split(b"\n")
-        for piece in pieces[:-1]:
-            finished += 1
-            if overflowing:
-                overflowing = False
-                stats.lines_seen = finished
+        searched = len(pending)  # what was pending holds no newline
+        if overflowing:
+            cut = chunk.find(b"\n")
+            if cut < 0:
                 continue
-            if partial:
-                partial += piece
-                piece, partial = bytes(partial), bytearray()
-            if (item := _complete_line(finished, piece, max_line_bytes, stats)) is not None:
-                yield item
-        if not overflowing:
-            partial += pieces[-1]
-            # One spare byte: the line may still end in the "\r" of a CRLF, which does not count.
-            if len(partial) > max_line_bytes + 1:
-                yield _too_long(finished + 1, max_line_bytes)
-                overflowing, partial = True, bytearray()
+            finished += 1
+            stats.lines_seen = finished
+            overflowing, searched = False, 0
+            pending += memoryview(chunk)[cut + 1 :]
+        else:
+            pending += chunk
+        start = 0
+        with memoryview(pending) as view:
+            while (end := pending.find(b"\n", searched)) >= 0:
+                finished += 1
+                if end - start > max_line_bytes + 1:  # over the limit even without a "\r": not copied
+                    stats.lines_seen = finished
+                    yield _too_long(finished, max_line_bytes)
+                elif (item := _complete_line(finished, bytes(view[start:end]), max_line_bytes, stats)) is not None:
+                    yield item
+                start = searched = end + 1
+        del pending[:start]
+        # One spare byte: the line may still end in the "\r" of a CRLF, which does not count.
+        if len(pending) > max_line_bytes + 1:
+            yield _too_long(finished + 1, max_line_bytes)
+            overflowing = True
+            pending.clear()
     if overflowing:
         stats.lines_seen = finished + 1
-    elif partial and (item := _complete_line(finished + 1, bytes(partial), max_line_bytes, stats)) is not None:
+    elif pending and (item := _complete_line(finished + 1, bytes(pending), max_line_bytes, stats)) is not None:
         yield item
 
 

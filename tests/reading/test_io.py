@@ -14,6 +14,8 @@ from typing import Any
 import orjson
 import pytest
 import zstandard
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.reading._json_parsing import parse_record
@@ -170,6 +172,43 @@ def test_a_line_over_the_limit_is_reported_and_the_next_line_is_still_read(chunk
     assert isinstance(items[3], Diagnostic)
     assert (items[3].code, items[3].line) == ("line_too_long", 4)
     assert len(items) == 4
+
+
+def _lines_as_a_whole(data: bytes, limit: int) -> tuple[list[RawLine | tuple[str, int]], ReadStats]:
+    """What reading ``data`` line by line gives, told from the whole text at once: the law for any way of reading it."""
+    stats, items = ReadStats(), []
+    lines = data.removeprefix(b"\xef\xbb\xbf").split(b"\n")
+    if not lines[-1]:
+        lines.pop()  # the text ends with a newline, or is empty: no line after it
+    for number, line in enumerate(lines, start=1):
+        stats.lines_seen = number
+        line = line.removesuffix(b"\r")
+        if len(line) > limit:
+            items.append(("line_too_long", number))
+        elif not line or line.isspace():
+            stats.blank_lines += 1
+        else:
+            stats.bytes_yielded += len(line)
+            items.append(RawLine(number, line))
+    return items, stats
+
+
+@given(
+    data=st.lists(st.sampled_from([b"a", b"{}", b" ", b"\r", b"\n", b"\r\n", b"\xef\xbb\xbf"]), max_size=60).map(
+        b"".join
+    ),
+    limit=st.integers(1, 12),
+    chunk_bytes=st.integers(1, 16),
+    piece=st.integers(1, 16),
+)
+def test_lines_are_the_same_however_the_input_is_cut_into_reads(
+    data: bytes, limit: int, chunk_bytes: int, piece: int
+) -> None:
+    stats = ReadStats()
+    source = Source("<pipe>", Pieces(data, piece=piece))
+    read = list(iter_lines(source, max_line_bytes=limit, stats=stats, chunk_bytes=chunk_bytes))
+    told = [(item.code, item.line) if isinstance(item, Diagnostic) else item for item in read]
+    assert (told, stats) == _lines_as_a_whole(data, limit)
 
 
 def test_a_line_exactly_at_the_limit_is_read_even_when_a_read_ends_between_its_cr_and_lf() -> None:
@@ -330,3 +369,16 @@ def test_integers_stay_exact_beyond_64_bits() -> None:
         "f": 1.5e300,
         "digits": "00000000000000000000",
     }
+
+
+@pytest.mark.parametrize("piece", [1, 2, 64])
+def test_a_blank_line_longer_than_the_limit_is_too_long_however_it_is_read(piece: int) -> None:
+    # Found by Hypothesis: read a byte at a time, two spaces over a limit of one were a blank line,
+    # three were too long; read whole, both were blank.
+    for spaces in (2, 3, 40):
+        source = Source("<pipe>", Pieces(b" " * spaces + b"\n1\n", piece=piece))
+        read = list(iter_lines(source, max_line_bytes=1 if spaces < 40 else 8, chunk_bytes=piece))
+        assert [(item.code, item.line) if isinstance(item, Diagnostic) else item for item in read] == [
+            ("line_too_long", 1),
+            RawLine(2, b"1"),
+        ]
