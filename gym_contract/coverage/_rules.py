@@ -53,7 +53,8 @@ class Evidence:
     turns: list[dict[str, Any]]
     tool_calls: list[dict[str, Any]]
     gap_codes: frozenset[str]
-    observation_records: int
+    observations: bool
+    """Whether the rollout's observation bundle holds a record."""
 
 
 def evidence_of(record: dict[str, Any], kind: str) -> Evidence:
@@ -63,7 +64,6 @@ def evidence_of(record: dict[str, Any], kind: str) -> Evidence:
     capture = record.get("ng_model_call_capture") if kind == "rollout" else None
     bundle = bundle if isinstance(bundle, dict) else {}
     capture = capture if isinstance(capture, dict) else {}
-    observation_records = objects(bundle.get("records"))
     if isinstance(trajectory, dict):
         return Evidence(
             model_calls=objects(trajectory.get("model_calls")),
@@ -71,15 +71,16 @@ def evidence_of(record: dict[str, Any], kind: str) -> Evidence:
             turns=objects(trajectory.get("turns")),
             tool_calls=objects(trajectory.get("tool_calls")),
             gap_codes=_codes(objects(trajectory.get("gaps"))),
-            observation_records=len(observation_records),
+            observations=_holds_object(bundle.get("records")),
         )
+    observation_records = objects(bundle.get("records"))
     return Evidence(
         model_calls=[_from_capture(call) for call in objects(capture.get("calls"))],
         invocations=[r for r in observation_records if r.get("kind") == "agent_invocation"],
         turns=[],
         tool_calls=[r for r in observation_records if r.get("kind") == "tool_call"],
         gap_codes=_codes(objects(bundle.get("gaps")) + objects(capture.get("gaps"))),
-        observation_records=len(observation_records),
+        observations=bool(observation_records),
     )
 
 
@@ -165,22 +166,26 @@ def c2(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
 def c3(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
     turns = evidence.turns
     problems = [f"turns[].{name} null" for name in TURN_KNOWN_FIELDS if None in [t.get(name) for t in turns]]
-    problems += [f"turns[].{name} missing" for name in TURN_PAYLOAD_KEYS if not all(name in t for t in turns)]
+    problems += [f"turns[].{name} missing" for name in TURN_PAYLOAD_KEYS if not all([name in t for t in turns])]
     gaps = gaps_against("C3", evidence.gap_codes)
     unavailable = None if evidence.turns else "no turns"
     return rate(FULL["C3"], problems, gaps, unavailable=unavailable)
 
 
 def c4(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
-    with_conversation = [inv for inv in evidence.invocations if objects(inv.get("conversation"))]
+    with_conversation = [inv for inv in evidence.invocations if _holds_object(inv.get("conversation"))]
     problems: list[str] = []
     if len(with_conversation) < len(evidence.invocations):
         problems.append("invocation with an empty conversation")
-    owned_ids, owned_keys = _references(evidence.invocations)
+    owned_ids = _owned_ids(evidence.invocations)
+    owned_keys: set[tuple[Any, Any, Any]] | None = None  # read only for a call that no reference names by id
     for call in evidence.model_calls:
-        metadata = _sub(call, "response_metadata")
         call_id = call.get("model_call_id")
-        if not (isinstance(call_id, str) and call_id in owned_ids) and _ref_key(metadata) not in owned_keys:
+        if isinstance(call_id, str) and call_id in owned_ids:
+            continue
+        if owned_keys is None:
+            owned_keys = _owned_keys(evidence.invocations)
+        if _ref_key(_sub(call, "response_metadata")) not in owned_keys:
             problems.append("model call that no invocation's model_calls reference resolves to")
     gaps = gaps_against("C4", evidence.gap_codes)
     unavailable = None if with_conversation else "no invocation with a conversation"
@@ -191,11 +196,12 @@ def c5(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
     outputs = _tool_outputs(evidence.invocations, _owners(evidence.tool_calls))
     problems: list[str] = []
     for tool in evidence.tool_calls:
-        if not _has_output(tool, outputs):
+        invocation_id, tool_call_id = tool.get("invocation_id"), tool.get("tool_call_id")
+        if not (type(invocation_id) is str and type(tool_call_id) is str and (invocation_id, tool_call_id) in outputs):
             problems.append("tool call without a function_call_output in its invocation's conversation")
         if tool.get("status") in (None, "unknown"):
             problems.append("tool_calls[].status unknown")
-        problems += [f"tool_calls[].{name} null" for name in TOOL_TIMING_FIELDS if not known(tool.get(name))]
+        problems += [f"tool_calls[].{name} null" for name in TOOL_TIMING_FIELDS if tool.get(name) is None]
     gaps = gaps_against("C5", evidence.gap_codes)
     unavailable = None if evidence.tool_calls else "no tool calls"
     return rate(FULL["C5"], problems, gaps, unavailable=unavailable)
@@ -223,7 +229,7 @@ def c6(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
 
 
 def c7(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
-    agent_side = evidence.observation_records or evidence.invocations or evidence.turns or evidence.tool_calls
+    agent_side = evidence.observations or evidence.invocations or evidence.turns or evidence.tool_calls
     problems = [] if evidence.invocations else ["no agent invocation"]
     gaps = gaps_against("C7", evidence.gap_codes)
     unavailable = None if agent_side else "no agent-side evidence (observations, invocations, turns or tool calls)"
@@ -273,7 +279,7 @@ def _history_complete(evidence: Evidence) -> bool:
     if all(type(call["model_call_id"]) is str and call["model_call_id"] in owned_ids for call in evidence.model_calls):
         owned_keys: set[tuple[Any, Any, Any]] = set()
     else:
-        owned_ids, owned_keys = _references(evidence.invocations)
+        owned_ids, owned_keys = _owned_ids(evidence.invocations), _owned_keys(evidence.invocations)
     for invocation in evidence.invocations:
         conversation = invocation["conversation"]
         if type(conversation) is not list or not conversation or type(conversation[0]) is not dict:
@@ -359,18 +365,29 @@ def _ref_key(holder: dict[str, Any]) -> tuple[Any, Any, Any] | None:
     return (server_type, name, response_id) if server_type is not None and name is not None else None
 
 
-def _references(invocations: list[dict[str, Any]]) -> tuple[set[str], set[tuple[Any, Any, Any]]]:
-    ids: set[str] = set()
-    keys: set[tuple[Any, Any, Any]] = set()
-    for invocation in invocations:
-        for ref in objects(invocation.get("model_calls")):
-            call_id = nonempty(ref.get("model_call_id"))
-            if call_id is not None:
-                ids.add(call_id)
-            key = _ref_key(ref)
-            if key is not None:
-                keys.add(key)
-    return ids, keys
+def _owned_ids(invocations: list[dict[str, Any]]) -> set[str]:
+    """The model_call_ids the invocations' references name."""
+    return {
+        call_id
+        for invocation in invocations
+        for ref in objects(invocation.get("model_calls"))
+        if (call_id := nonempty(ref.get("model_call_id"))) is not None
+    }
+
+
+def _owned_keys(invocations: list[dict[str, Any]]) -> set[tuple[Any, Any, Any]]:
+    """The (model_ref, response_id) join keys the invocations' references name."""
+    return {
+        key
+        for invocation in invocations
+        for ref in objects(invocation.get("model_calls"))
+        if (key := _ref_key(ref)) is not None
+    }
+
+
+def _holds_object(value: Any) -> bool:
+    """Whether ``value`` is a list with an object in it (a conversation that says something)."""
+    return isinstance(value, list) and any(isinstance(item, dict) for item in value)
 
 
 def _tool_outputs(invocations: list[dict[str, Any]], owners: set[str]) -> set[tuple[str, str]]:
@@ -392,14 +409,11 @@ def _owners(tool_calls: list[dict[str, Any]]) -> set[str]:
     return {owner for tool in tool_calls if type(owner := tool.get("invocation_id")) is str}
 
 
-def _has_output(tool: dict[str, Any], outputs: set[tuple[str, str]]) -> bool:
-    invocation_id, tool_call_id = tool.get("invocation_id"), tool.get("tool_call_id")
-    return type(invocation_id) is str and type(tool_call_id) is str and (invocation_id, tool_call_id) in outputs
-
-
 def _interval(tool: dict[str, Any]) -> tuple[float, float] | None:
     started: Any = tool.get("started_at")
     completed: Any = tool.get("completed_at")
+    if type(started) is float and type(completed) is float and completed >= started:
+        return (started, completed)  # the common case, told without the typed reader
     # As floats (an integer too large for one is infinite), but ordered as written: Python compares exactly.
     begin, end = number(started), number(completed)
     if begin is not None and end is not None and completed >= started:
