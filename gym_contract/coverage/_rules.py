@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, Literal
 
 from gym_contract._values import nonempty, number, obj, objects, text
@@ -104,10 +104,11 @@ def _criteria_of_gap() -> dict[str, frozenset[str]]:
     return {code: frozenset(entry.get("criteria") or ()) for code, entry in schemas.gap_codes().items()}
 
 
-def gaps_against(criterion: str, codes: frozenset[str]) -> list[str]:
+@lru_cache(maxsize=4096)  # a file's rollouts report few distinct sets of gaps, and every rollout is rated
+def gaps_against(criterion: str, codes: frozenset[str]) -> tuple[str, ...]:
     """Gap codes of the rollout that the registry lists under ``criterion``, as reasons."""
     registry = _criteria_of_gap()
-    return [f"gap {code}" for code in sorted(codes) if criterion in registry.get(code, ())]
+    return tuple(f"gap {code}" for code in sorted(codes) if criterion in registry.get(code, ()))
 
 
 def known(value: Any) -> bool:
@@ -119,13 +120,13 @@ def is_count(value: Any) -> bool:
 
 
 def rate(
-    full: str, problems: Iterable[str], gaps: list[str], *, unavailable: str | None = None
+    full: str, problems: Iterable[str], gaps: tuple[str, ...], *, unavailable: str | None = None
 ) -> tuple[Verdict, tuple[str, ...]]:
     """X with its reason when ``unavailable`` is set; else V unless a field problem or a gap leaves it at O."""
     if unavailable is not None:
         return "X", (unavailable, *gaps)
-    reasons = list(dict.fromkeys(problems)) + gaps
-    return ("O", tuple(reasons)) if reasons else ("V", (full,))
+    reasons = (*dict.fromkeys(problems), *gaps)
+    return ("O", reasons) if reasons else ("V", (full,))
 
 
 # ------------------------------------------------------------------------------------------ criteria
@@ -325,6 +326,7 @@ QUICK_CHECKS = {
 }
 
 
+@lru_cache(maxsize=4096)
 def gapped_criteria(codes: frozenset[str]) -> frozenset[str]:
     """Criteria that at least one of the rollout's gaps weakens, by the registry."""
     if not codes:

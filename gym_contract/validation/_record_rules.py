@@ -200,11 +200,11 @@ def capture_rules(capture: dict[str, Any], ctx: Context) -> list[Diagnostic]:
     calls = located(capture.get("calls"), "calls")
     for path, call in calls:
         found += model_call_record_rules(path, call, ctx)
-    metrics = obj(capture.get("metrics"))
-    if metrics is not None:
-        for field in CAPTURED_TOKEN_FIELDS:
-            if metrics.get(field) is None:
-                continue
+    metrics = obj(capture.get("metrics")) or {}
+    summed = [field for field in CAPTURED_TOKEN_FIELDS if metrics.get(field) is not None]
+    # The common case, told in one pass: every call counts every summed field, and no sum hides an unknown.
+    if summed and not all_token_counts([call.get(field) for _, call in calls for field in summed]):
+        for field in summed:
             values: list[Any] = [call.get(field) for _, call in calls]
             if all_token_counts(values):
                 continue

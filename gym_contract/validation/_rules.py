@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from gym_contract._json_pointer import pointer
@@ -70,7 +70,7 @@ def invocation_rules(invocations: Sequence[tuple[Path, dict[str, Any]]], ctx: Co
         return found  # no invocation names a parent: nothing below applies
     cycles = parent_cycles(parents)
     reported_cycles: set[str] = set()  # each cycle by its first member
-    calls_of_parent: dict[str, set[str]] = {}  # a parent's conversation is read once, whatever its children
+    calls_of_parent: dict[str, FunctionCallIds] = {}  # a parent's conversation is read once, whatever its children
     for invocation_id, (path, invocation) in by_id.items():
         parent = parents[invocation_id]
         if parent is None:
@@ -100,7 +100,7 @@ def invocation_rules(invocations: Sequence[tuple[Path, dict[str, Any]]], ctx: Co
         if spawned_by is None:
             continue
         if parent not in calls_of_parent:
-            calls_of_parent[parent] = _function_call_ids(by_id[parent][1])
+            calls_of_parent[parent] = FunctionCallIds(by_id[parent][1].get("conversation"))
         if spawned_by not in calls_of_parent[parent]:
             found.append(
                 Diagnostic.of(
@@ -112,18 +112,30 @@ def invocation_rules(invocations: Sequence[tuple[Path, dict[str, Any]]], ctx: Co
     return found
 
 
-def _function_call_ids(invocation: dict[str, Any]) -> set[str]:
-    conversation = invocation.get("conversation")
-    if not isinstance(conversation, list):
-        return set()
-    # Most items are not function calls: their type is the only field read.
-    return {
-        call_id
-        for item in conversation
-        if isinstance(item, dict)
-        and item.get("type") == "function_call"
-        and isinstance(call_id := item.get("call_id"), str)
-    }
+class FunctionCallIds:
+    """The call_ids of the function_call items of a conversation, read only as far as a question needs.
+
+    A spawning call usually sits well before the end of its parent's conversation; the items after
+    it are read only when a later question asks for an id not seen yet, so a conversation is read
+    at most once, whatever the number of questions.
+    """
+
+    def __init__(self, conversation: Any) -> None:
+        self._unread: Iterator[Any] = iter(conversation if isinstance(conversation, list) else ())
+        self._seen: set[str] = set()
+
+    def __contains__(self, call_id: str) -> bool:
+        if call_id in self._seen:
+            return True
+        for item in self._unread:
+            # Most items are not function calls: their type is the only field read.
+            if isinstance(item, dict) and item.get("type") == "function_call":
+                found = item.get("call_id")
+                if isinstance(found, str):
+                    self._seen.add(found)
+                    if found == call_id:
+                        return True
+        return False
 
 
 def tool_rules(tools: Sequence[tuple[Path, dict[str, Any]]], known: set[str], ctx: Context) -> list[Diagnostic]:
