@@ -166,8 +166,11 @@ def c2(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
 
 def c3(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
     turns = evidence.turns
-    problems = [f"turns[].{name} null" for name in TURN_KNOWN_FIELDS if None in [t.get(name) for t in turns]]
-    problems += [f"turns[].{name} missing" for name in TURN_PAYLOAD_KEYS if not all([name in t for t in turns])]
+    # One pass over every turn and field each (a comprehension per field costs more than its reads).
+    nulls = {name for turn in turns for name in TURN_KNOWN_FIELDS if turn.get(name) is None}
+    missing = {name for turn in turns for name in TURN_PAYLOAD_KEYS if name not in turn}
+    problems = [f"turns[].{name} null" for name in TURN_KNOWN_FIELDS if name in nulls]
+    problems += [f"turns[].{name} missing" for name in TURN_PAYLOAD_KEYS if name in missing]
     gaps = gaps_against("C3", evidence.gap_codes)
     unavailable = None if evidence.turns else "no turns"
     return rate(FULL["C3"], problems, gaps, unavailable=unavailable)
@@ -202,7 +205,9 @@ def c5(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
             problems.append("tool call without a function_call_output in its invocation's conversation")
         if tool.get("status") in (None, "unknown"):
             problems.append("tool_calls[].status unknown")
-        problems += [f"tool_calls[].{name} null" for name in TOOL_TIMING_FIELDS if tool.get(name) is None]
+        for name in TOOL_TIMING_FIELDS:
+            if tool.get(name) is None:
+                problems.append(f"tool_calls[].{name} null")
     gaps = gaps_against("C5", evidence.gap_codes)
     unavailable = None if evidence.tool_calls else "no tool calls"
     return rate(FULL["C5"], problems, gaps, unavailable=unavailable)
