@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gym_contract._json_pointer import pointer
-from gym_contract._values import count, integer, nonempty, obj, preview, text
+from gym_contract._values import count, integer, nonempty, obj, objects, preview, text
 from gym_contract._vocabulary import CAPTURED_TOKEN_FIELDS, MODEL_CONTEXT_LIMIT, TRANSIENT_KINDS, all_token_counts
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.validation._rules import (
@@ -70,7 +70,7 @@ def trajectory_rules(trajectory: dict[str, Any], ctx: Context) -> list[Diagnosti
     invocations = located(trajectory.get("invocations"), "invocations")
     found += invocation_rules(invocations, ctx)
     known = _invocation_ids(invocations)
-    calls = located(trajectory.get("model_calls"), "model_calls")
+    calls = trajectory.get("model_calls")
     by_id = _model_call_rules(calls, ctx, found)
     responses: set[tuple[str | None, str | None, str]] | None = None  # read when a reference has no model_call_id
 
@@ -112,7 +112,11 @@ def trajectory_rules(trajectory: dict[str, Any], ctx: Context) -> list[Diagnosti
     turns_seen: dict[tuple[str, int], int] = {}
     task_id, rollout_id = text(trajectory.get("task_id")), text(trajectory.get("rollout_id"))
     latest = ctx.latest_plausible
-    for path, turn in located(trajectory.get("turns"), "turns"):
+    turns = trajectory.get("turns")
+    for index, turn in enumerate(turns if isinstance(turns, list) else ()):
+        if not isinstance(turn, dict):
+            continue
+        path = ("turns", index)
         if turn.get("task_id") != task_id or turn.get("rollout_id") != rollout_id:
             for field, expected in (("task_id", task_id), ("rollout_id", rollout_id)):
                 given = text(turn.get(field))
@@ -132,7 +136,7 @@ def trajectory_rules(trajectory: dict[str, Any], ctx: Context) -> list[Diagnosti
             turn_no = integer(turn_no)
         if invocation_id is not None and turn_no is not None:
             key = (invocation_id, turn_no)
-            if (prior := turns_seen.setdefault(key, path[1])) != path[1]:
+            if (prior := turns_seen.setdefault(key, index)) != index:
                 found.append(
                     Diagnostic.of(
                         "turn_number_duplicate",
@@ -152,16 +156,17 @@ def trajectory_rules(trajectory: dict[str, Any], ctx: Context) -> list[Diagnosti
     return found
 
 
-def _model_call_rules(
-    calls: list[tuple[tuple[str, int], dict[str, Any]]], ctx: Context, found: list[Diagnostic]
-) -> set[str]:
+def _model_call_rules(calls: Any, ctx: Context, found: list[Diagnostic]) -> set[str]:
     """Each model call's unique id, interval and token arithmetic, into ``found``; the ids, for references."""
     by_id: dict[str, int] = {}
-    for path, call in calls:
+    for index, call in enumerate(calls if isinstance(calls, list) else ()):
+        if not isinstance(call, dict):
+            continue
+        path = ("model_calls", index)
         call_id = call.get("model_call_id")
         if type(call_id) is not str:
             call_id = nonempty(call_id)
-        if call_id and (prior := by_id.setdefault(call_id, path[1])) != path[1]:
+        if call_id and (prior := by_id.setdefault(call_id, index)) != index:
             found.append(
                 Diagnostic.of(
                     "model_call_id_duplicate",
@@ -182,10 +187,10 @@ def _model_call_rules(
     return set(by_id)
 
 
-def _response_keys(calls: Sequence[tuple[Path, dict[str, Any]]]) -> set[tuple[str | None, str | None, str]]:
+def _response_keys(calls: Any) -> set[tuple[str | None, str | None, str]]:
     """(model_ref.type, model_ref.name, response_id) of the calls: what a reference without a call id resolves by."""
     keys: set[tuple[str | None, str | None, str]] = set()
-    for _, call in calls:
+    for call in objects(calls):
         metadata = call.get("response_metadata")
         if type(metadata) is dict:
             response_id, model_ref = nonempty(metadata.get("response_id")), metadata.get("model_ref")
