@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterator, Sequence
+from functools import cache
 from typing import Any
 
 from gym_contract._json_pointer import pointer
@@ -255,9 +256,7 @@ def reference_rule(path: Path, invocation_id: Any, known: set[str], what: str, c
 def gap_rules(gaps: Any, base: Path) -> Sequence[Diagnostic]:
     if not (isinstance(gaps, list) and gaps):
         return ()
-    from gym_contract import schemas  # its JSON files are read by the first record with a gap
-
-    known = schemas.gap_codes()
+    known = _gap_registry()
     found: list[Diagnostic] = []
     for index, gap in enumerate(gaps):
         code = text(gap.get("code")) if isinstance(gap, dict) else None
@@ -265,6 +264,13 @@ def gap_rules(gaps: Any, base: Path) -> Sequence[Diagnostic]:
             message = f"gap code {code!r} is not in the registry"
             found.append(Diagnostic.of("gap_code_unknown", message, pointer(*base, index, "code")))
     return found
+
+
+@cache
+def _gap_registry() -> dict[str, Any]:
+    from gym_contract import schemas  # its JSON files are read by the first record with a gap
+
+    return schemas.gap_codes()
 
 
 def token_rules(path: Path, prompt: Any, completion: Any, total: Any, cached: Any) -> Sequence[Diagnostic]:
