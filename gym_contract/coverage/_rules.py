@@ -404,12 +404,15 @@ def _tool_outputs(invocations: list[dict[str, Any]], owners: set[str]) -> set[tu
     for invocation in invocations:
         invocation_id, conversation = invocation.get("invocation_id"), invocation.get("conversation")
         if type(invocation_id) is str and invocation_id in owners and type(conversation) is list:
-            call_ids = [
-                item.get("call_id")
-                for item in conversation
-                if type(item) is dict and item.get("type") == "function_call_output"
-            ]
-            found.update((invocation_id, call_id) for call_id in call_ids if type(call_id) is str)
+            found.update(
+                [
+                    (invocation_id, call_id)
+                    for item in conversation
+                    if type(item) is dict
+                    and item.get("type") == "function_call_output"
+                    and type(call_id := item.get("call_id")) is str
+                ]
+            )
     return found
 
 
