@@ -31,11 +31,12 @@ def bundle_rules(bundle: dict[str, Any], ctx: Context) -> list[Diagnostic]:
     tools: list[tuple[Path, dict[str, Any]]] = []
     compactions: list[tuple[Path, dict[str, Any]]] = []
     by_kind = {"agent_invocation": invocations, "tool_call": tools, "context_compaction": compactions}
-    for place, record in located(bundle.get("records"), "records"):
-        kind = record.get("kind")
+    records = bundle.get("records")
+    for index, record in enumerate(records if isinstance(records, list) else ()):
+        kind = record.get("kind") if isinstance(record, dict) else None
         group = by_kind.get(kind if type(kind) is str else text(kind) or "")
         if group is not None:
-            group.append((place, record))
+            group.append((("records", index), record))
     found = invocation_rules(invocations, ctx)
     known = _invocation_ids(invocations)
     found += tool_rules(tools, known, ctx)
