@@ -1,8 +1,9 @@
 """Semantic rules of the contract: small functions that return the diagnostics they find about one record.
 
-Rules run on every record and almost never find anything, so they return lists (an empty tuple when
-nothing is found) rather than generators: a generator object per rule and per item costs more than the
-checks themselves. The common case of a rule is told by the rule itself, before its typed readers run.
+Rules run on every record and almost never find anything, so they return their findings as a sequence
+(most often the empty tuple) rather than yield them: a generator object per rule and per item costs
+more than the checks themselves. The common case of a rule is told by the rule itself, before its typed
+readers run.
 """
 
 from __future__ import annotations
