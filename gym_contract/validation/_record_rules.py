@@ -223,16 +223,19 @@ def capture_rules(capture: dict[str, Any], ctx: Context) -> list[Diagnostic]:
     return found
 
 
-def model_call_record_rules(path: Path, call: dict[str, Any], ctx: Context) -> list[Diagnostic]:
+def model_call_record_rules(path: Path, call: dict[str, Any], ctx: Context) -> Sequence[Diagnostic]:
     """One captured call: plausible timestamps and token arithmetic."""
-    found: list[Diagnostic] = []
-    for field in ("started_at", "completed_at"):
-        stamp = call.get(field)
-        if not (type(stamp) is float and EARLIEST_PLAUSIBLE <= stamp <= ctx.latest_plausible):
-            found += timestamp_rule((*path, field), stamp, ctx)
-    tokens = call.get("tokens_in"), call.get("tokens_out"), call.get("tokens_total"), call.get("cached_tokens")
-    found += token_rules(path, *tokens)
-    return found
+    found = token_rules(
+        path, call.get("tokens_in"), call.get("tokens_out"), call.get("tokens_total"), call.get("cached_tokens")
+    )
+    started, completed, latest = call.get("started_at"), call.get("completed_at"), ctx.latest_plausible
+    if type(started) is float and type(completed) is float and EARLIEST_PLAUSIBLE <= started <= completed <= latest:
+        return found  # the common case, told without a call of the timestamp rule
+    return [
+        *timestamp_rule((*path, "started_at"), started, ctx),
+        *timestamp_rule((*path, "completed_at"), completed, ctx),
+        *found,
+    ]
 
 
 def exchange_rules(exchange: dict[str, Any], ctx: Context) -> list[Diagnostic]:
