@@ -279,21 +279,23 @@ def _turns_complete(evidence: Evidence) -> bool:
 
 
 def _history_complete(evidence: Evidence) -> bool:
-    # Calls are usually referenced by model_call_id; the (model_ref, response_id) keys only when one is not.
-    owned_ids = {ref["model_call_id"] for invocation in evidence.invocations for ref in invocation["model_calls"]}
-    owned_ids.discard(None)
-    owned_ids.discard("")
-    if all(type(call["model_call_id"]) is str and call["model_call_id"] in owned_ids for call in evidence.model_calls):
-        owned_keys: set[tuple[Any, Any, Any]] = set()
-    else:
-        owned_ids, owned_keys = _owned_ids(evidence.invocations), _owned_keys(evidence.invocations)
     for invocation in evidence.invocations:
         conversation = invocation["conversation"]
         if type(conversation) is not list or not conversation or type(conversation[0]) is not dict:
             return False
-    for call in evidence.model_calls:
-        if call["model_call_id"] not in owned_ids and _ref_key(call["response_metadata"]) not in owned_keys:
-            return False
+    # Calls are usually referenced by model_call_id; the (model_ref, response_id) keys are read only for
+    # the calls that no id reference owns.
+    owned_ids = {ref["model_call_id"] for invocation in evidence.invocations for ref in invocation["model_calls"]}
+    unowned = [
+        call
+        for call in evidence.model_calls
+        if not (type(call_id := call["model_call_id"]) is str and call_id and call_id in owned_ids)
+    ]
+    if unowned:
+        owned_ids, owned_keys = _owned_ids(evidence.invocations), _owned_keys(evidence.invocations)
+        for call in unowned:
+            if call["model_call_id"] not in owned_ids and _ref_key(call["response_metadata"]) not in owned_keys:
+                return False
     return bool(evidence.invocations)
 
 
