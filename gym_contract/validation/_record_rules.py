@@ -179,7 +179,7 @@ def _model_call_rules(calls: Any, ctx: Context, found: list[Diagnostic]) -> set[
         stats = call.get("token_stats")
         if type(stats) is dict:
             found += token_rules(
-                (*path, "token_stats"),
+                ("model_calls", index, "token_stats"),
                 stats.get("prompt_tokens"),
                 stats.get("completion_tokens"),
                 stats.get("total_tokens"),
