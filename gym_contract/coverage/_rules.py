@@ -248,7 +248,7 @@ RULES = {"C1": c1, "C2": c2, "C3": c3, "C4": c4, "C5": c5, "C6": c6, "C7": c7}
 # ------------------------------------------------------------------------------------------ quick checks
 # Most rollouts are complete, and coverage runs inside `gym-contract validate`: these say "V" for the
 # common case in one cheap pass per list, and leave everything else (and every reason) to the rules above.
-# They may only answer True when the rule would find no field problem and its evidence available (V, or
+# They may only answer True when the rule would find no field problem and the evidence available (V, or
 # O for the rollout's gaps alone); any odd shape raises and falls back to the rule.
 
 
