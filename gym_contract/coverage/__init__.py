@@ -15,7 +15,16 @@ from typing import Any, Literal
 
 from gym_contract._values import nonempty, obj
 from gym_contract._vocabulary import CRITERIA, detect_kind
-from gym_contract.coverage._rules import FULL, RULES, Verdict, evidence_of, gapped_criteria, quickly_complete
+from gym_contract.coverage._rules import (
+    FULL,
+    RULES,
+    Verdict,
+    evidence_of,
+    gapped_criteria,
+    gaps_against,
+    quickly_complete,
+    rate,
+)
 
 __all__ = [
     "CRITERIA",
@@ -81,13 +90,17 @@ def rollout_coverage(record: dict[str, Any], kind: str | None = None) -> Rollout
         return None
     evidence = evidence_of(record, kind)
     gapped = gapped_criteria(evidence.gap_codes)
-    proven = quickly_complete([criterion for criterion in CRITERIA if criterion not in gapped], evidence)
+    complete = quickly_complete(CRITERIA, evidence)
     verdicts = []
     for criterion in CRITERIA:
-        if criterion in proven:
+        if criterion not in complete:
+            verdict, reasons = RULES[criterion](evidence)
+        elif criterion not in gapped:
             verdicts.append(_FULL_VERDICTS[criterion])
             continue
-        verdict, reasons = RULES[criterion](evidence)
+        else:
+            # Complete evidence leaves the rule no field problem to report: only its gaps keep it from V.
+            verdict, reasons = rate(FULL[criterion], (), gaps_against(criterion, evidence.gap_codes))
         verdicts.append(CriterionVerdict(criterion, verdict, reasons))
     return RolloutCoverage(observation_source(record, kind), _agent(record, kind), tuple(verdicts))
 

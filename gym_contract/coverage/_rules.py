@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, Literal
 
 from gym_contract._values import nonempty, number, obj, objects, text
@@ -53,7 +53,8 @@ class Evidence:
     turns: list[dict[str, Any]]
     tool_calls: list[dict[str, Any]]
     gap_codes: frozenset[str]
-    observation_records: int
+    observations: bool
+    """Whether the rollout's observation bundle holds a record."""
 
 
 def evidence_of(record: dict[str, Any], kind: str) -> Evidence:
@@ -63,7 +64,6 @@ def evidence_of(record: dict[str, Any], kind: str) -> Evidence:
     capture = record.get("ng_model_call_capture") if kind == "rollout" else None
     bundle = bundle if isinstance(bundle, dict) else {}
     capture = capture if isinstance(capture, dict) else {}
-    observation_records = objects(bundle.get("records"))
     if isinstance(trajectory, dict):
         return Evidence(
             model_calls=objects(trajectory.get("model_calls")),
@@ -71,15 +71,16 @@ def evidence_of(record: dict[str, Any], kind: str) -> Evidence:
             turns=objects(trajectory.get("turns")),
             tool_calls=objects(trajectory.get("tool_calls")),
             gap_codes=_codes(objects(trajectory.get("gaps"))),
-            observation_records=len(observation_records),
+            observations=_holds_object(bundle.get("records")),
         )
+    observation_records = objects(bundle.get("records"))
     return Evidence(
         model_calls=[_from_capture(call) for call in objects(capture.get("calls"))],
         invocations=[r for r in observation_records if r.get("kind") == "agent_invocation"],
         turns=[],
         tool_calls=[r for r in observation_records if r.get("kind") == "tool_call"],
         gap_codes=_codes(objects(bundle.get("gaps")) + objects(capture.get("gaps"))),
-        observation_records=len(observation_records),
+        observations=bool(observation_records),
     )
 
 
@@ -103,10 +104,11 @@ def _criteria_of_gap() -> dict[str, frozenset[str]]:
     return {code: frozenset(entry.get("criteria") or ()) for code, entry in schemas.gap_codes().items()}
 
 
-def gaps_against(criterion: str, codes: frozenset[str]) -> list[str]:
+@lru_cache(maxsize=4096)  # a file's rollouts report few distinct sets of gaps, and every rollout is rated
+def gaps_against(criterion: str, codes: frozenset[str]) -> tuple[str, ...]:
     """Gap codes of the rollout that the registry lists under ``criterion``, as reasons."""
     registry = _criteria_of_gap()
-    return [f"gap {code}" for code in sorted(codes) if criterion in registry.get(code, ())]
+    return tuple(f"gap {code}" for code in sorted(codes) if criterion in registry.get(code, ()))
 
 
 def known(value: Any) -> bool:
@@ -118,13 +120,13 @@ def is_count(value: Any) -> bool:
 
 
 def rate(
-    full: str, problems: Iterable[str], gaps: list[str], *, unavailable: str | None = None
+    full: str, problems: Iterable[str], gaps: tuple[str, ...], *, unavailable: str | None = None
 ) -> tuple[Verdict, tuple[str, ...]]:
     """X with its reason when ``unavailable`` is set; else V unless a field problem or a gap leaves it at O."""
     if unavailable is not None:
         return "X", (unavailable, *gaps)
-    reasons = list(dict.fromkeys(problems)) + gaps
-    return ("O", tuple(reasons)) if reasons else ("V", (full,))
+    reasons = (*dict.fromkeys(problems), *gaps)
+    return ("O", reasons) if reasons else ("V", (full,))
 
 
 # ------------------------------------------------------------------------------------------ criteria
@@ -164,23 +166,30 @@ def c2(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
 
 def c3(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
     turns = evidence.turns
-    problems = [f"turns[].{name} null" for name in TURN_KNOWN_FIELDS if None in [t.get(name) for t in turns]]
-    problems += [f"turns[].{name} missing" for name in TURN_PAYLOAD_KEYS if not all(name in t for t in turns)]
+    # One pass over every turn and field each (a comprehension per field costs more than its reads).
+    nulls = {name for turn in turns for name in TURN_KNOWN_FIELDS if turn.get(name) is None}
+    missing = {name for turn in turns for name in TURN_PAYLOAD_KEYS if name not in turn}
+    problems = [f"turns[].{name} null" for name in TURN_KNOWN_FIELDS if name in nulls]
+    problems += [f"turns[].{name} missing" for name in TURN_PAYLOAD_KEYS if name in missing]
     gaps = gaps_against("C3", evidence.gap_codes)
     unavailable = None if evidence.turns else "no turns"
     return rate(FULL["C3"], problems, gaps, unavailable=unavailable)
 
 
 def c4(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
-    with_conversation = [inv for inv in evidence.invocations if objects(inv.get("conversation"))]
+    with_conversation = [inv for inv in evidence.invocations if _holds_object(inv.get("conversation"))]
     problems: list[str] = []
     if len(with_conversation) < len(evidence.invocations):
         problems.append("invocation with an empty conversation")
-    owned_ids, owned_keys = _references(evidence.invocations)
+    owned_ids = _owned_ids(evidence.invocations)
+    owned_keys: set[tuple[Any, Any, Any]] | None = None  # read only for a call that no reference names by id
     for call in evidence.model_calls:
-        metadata = _sub(call, "response_metadata")
         call_id = call.get("model_call_id")
-        if not (isinstance(call_id, str) and call_id in owned_ids) and _ref_key(metadata) not in owned_keys:
+        if isinstance(call_id, str) and call_id in owned_ids:
+            continue
+        if owned_keys is None:
+            owned_keys = _owned_keys(evidence.invocations)
+        if _ref_key(_sub(call, "response_metadata")) not in owned_keys:
             problems.append("model call that no invocation's model_calls reference resolves to")
     gaps = gaps_against("C4", evidence.gap_codes)
     unavailable = None if with_conversation else "no invocation with a conversation"
@@ -191,11 +200,14 @@ def c5(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
     outputs = _tool_outputs(evidence.invocations, _owners(evidence.tool_calls))
     problems: list[str] = []
     for tool in evidence.tool_calls:
-        if not _has_output(tool, outputs):
+        invocation_id, tool_call_id = tool.get("invocation_id"), tool.get("tool_call_id")
+        if not (type(invocation_id) is str and type(tool_call_id) is str and (invocation_id, tool_call_id) in outputs):
             problems.append("tool call without a function_call_output in its invocation's conversation")
         if tool.get("status") in (None, "unknown"):
             problems.append("tool_calls[].status unknown")
-        problems += [f"tool_calls[].{name} null" for name in TOOL_TIMING_FIELDS if not known(tool.get(name))]
+        for name in TOOL_TIMING_FIELDS:
+            if tool.get(name) is None:
+                problems.append(f"tool_calls[].{name} null")
     gaps = gaps_against("C5", evidence.gap_codes)
     unavailable = None if evidence.tool_calls else "no tool calls"
     return rate(FULL["C5"], problems, gaps, unavailable=unavailable)
@@ -223,7 +235,7 @@ def c6(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
 
 
 def c7(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
-    agent_side = evidence.observation_records or evidence.invocations or evidence.turns or evidence.tool_calls
+    agent_side = evidence.observations or evidence.invocations or evidence.turns or evidence.tool_calls
     problems = [] if evidence.invocations else ["no agent invocation"]
     gaps = gaps_against("C7", evidence.gap_codes)
     unavailable = None if agent_side else "no agent-side evidence (observations, invocations, turns or tool calls)"
@@ -236,7 +248,8 @@ RULES = {"C1": c1, "C2": c2, "C3": c3, "C4": c4, "C5": c5, "C6": c6, "C7": c7}
 # ------------------------------------------------------------------------------------------ quick checks
 # Most rollouts are complete, and coverage runs inside `gym-contract validate`: these say "V" for the
 # common case in one cheap pass per list, and leave everything else (and every reason) to the rules above.
-# They may only answer True when the rule would give V; any odd shape raises and falls back to the rule.
+# They may only answer True when the rule would find no field problem and the evidence available (V, or
+# O for the rollout's gaps alone); any odd shape raises and falls back to the rule.
 
 
 _EXPECTED_TOKENS = {dialect: (*ALWAYS_EXPECTED_TOKENS, *extra) for dialect, extra in EXTRA_TOKENS_BY_DIALECT.items()}
@@ -266,21 +279,23 @@ def _turns_complete(evidence: Evidence) -> bool:
 
 
 def _history_complete(evidence: Evidence) -> bool:
-    # Calls are usually referenced by model_call_id; the (model_ref, response_id) keys only when one is not.
-    owned_ids = {ref["model_call_id"] for invocation in evidence.invocations for ref in invocation["model_calls"]}
-    owned_ids.discard(None)
-    owned_ids.discard("")
-    if all(type(call["model_call_id"]) is str and call["model_call_id"] in owned_ids for call in evidence.model_calls):
-        owned_keys: set[tuple[Any, Any, Any]] = set()
-    else:
-        owned_ids, owned_keys = _references(evidence.invocations)
     for invocation in evidence.invocations:
         conversation = invocation["conversation"]
         if type(conversation) is not list or not conversation or type(conversation[0]) is not dict:
             return False
-    for call in evidence.model_calls:
-        if call["model_call_id"] not in owned_ids and _ref_key(call["response_metadata"]) not in owned_keys:
-            return False
+    # Calls are usually referenced by model_call_id; the (model_ref, response_id) keys are read only for
+    # the calls that no id reference owns.
+    owned_ids = {ref["model_call_id"] for invocation in evidence.invocations for ref in invocation["model_calls"]}
+    unowned = [
+        call
+        for call in evidence.model_calls
+        if not (type(call_id := call["model_call_id"]) is str and call_id and call_id in owned_ids)
+    ]
+    if unowned:
+        owned_ids, owned_keys = _owned_ids(evidence.invocations), _owned_keys(evidence.invocations)
+        for call in unowned:
+            if call["model_call_id"] not in owned_ids and _ref_key(call["response_metadata"]) not in owned_keys:
+                return False
     return bool(evidence.invocations)
 
 
@@ -319,6 +334,7 @@ QUICK_CHECKS = {
 }
 
 
+@lru_cache(maxsize=4096)
 def gapped_criteria(codes: frozenset[str]) -> frozenset[str]:
     """Criteria that at least one of the rollout's gaps weakens, by the registry."""
     if not codes:
@@ -359,18 +375,29 @@ def _ref_key(holder: dict[str, Any]) -> tuple[Any, Any, Any] | None:
     return (server_type, name, response_id) if server_type is not None and name is not None else None
 
 
-def _references(invocations: list[dict[str, Any]]) -> tuple[set[str], set[tuple[Any, Any, Any]]]:
-    ids: set[str] = set()
-    keys: set[tuple[Any, Any, Any]] = set()
-    for invocation in invocations:
-        for ref in objects(invocation.get("model_calls")):
-            call_id = nonempty(ref.get("model_call_id"))
-            if call_id is not None:
-                ids.add(call_id)
-            key = _ref_key(ref)
-            if key is not None:
-                keys.add(key)
-    return ids, keys
+def _owned_ids(invocations: list[dict[str, Any]]) -> set[str]:
+    """The model_call_ids the invocations' references name."""
+    return {
+        call_id
+        for invocation in invocations
+        for ref in objects(invocation.get("model_calls"))
+        if (call_id := nonempty(ref.get("model_call_id"))) is not None
+    }
+
+
+def _owned_keys(invocations: list[dict[str, Any]]) -> set[tuple[Any, Any, Any]]:
+    """The (model_ref, response_id) join keys the invocations' references name."""
+    return {
+        key
+        for invocation in invocations
+        for ref in objects(invocation.get("model_calls"))
+        if (key := _ref_key(ref)) is not None
+    }
+
+
+def _holds_object(value: Any) -> bool:
+    """Whether ``value`` is a list with an object in it (a conversation that says something)."""
+    return isinstance(value, list) and any(isinstance(item, dict) for item in value)
 
 
 def _tool_outputs(invocations: list[dict[str, Any]], owners: set[str]) -> set[tuple[str, str]]:
@@ -379,12 +406,15 @@ def _tool_outputs(invocations: list[dict[str, Any]], owners: set[str]) -> set[tu
     for invocation in invocations:
         invocation_id, conversation = invocation.get("invocation_id"), invocation.get("conversation")
         if type(invocation_id) is str and invocation_id in owners and type(conversation) is list:
-            call_ids = [
-                item.get("call_id")
-                for item in conversation
-                if type(item) is dict and item.get("type") == "function_call_output"
-            ]
-            found.update((invocation_id, call_id) for call_id in call_ids if type(call_id) is str)
+            found.update(
+                [
+                    (invocation_id, call_id)
+                    for item in conversation
+                    if type(item) is dict
+                    and item.get("type") == "function_call_output"
+                    and type(call_id := item.get("call_id")) is str
+                ]
+            )
     return found
 
 
@@ -392,14 +422,11 @@ def _owners(tool_calls: list[dict[str, Any]]) -> set[str]:
     return {owner for tool in tool_calls if type(owner := tool.get("invocation_id")) is str}
 
 
-def _has_output(tool: dict[str, Any], outputs: set[tuple[str, str]]) -> bool:
-    invocation_id, tool_call_id = tool.get("invocation_id"), tool.get("tool_call_id")
-    return type(invocation_id) is str and type(tool_call_id) is str and (invocation_id, tool_call_id) in outputs
-
-
 def _interval(tool: dict[str, Any]) -> tuple[float, float] | None:
     started: Any = tool.get("started_at")
     completed: Any = tool.get("completed_at")
+    if type(started) is float and type(completed) is float and completed >= started:
+        return (started, completed)  # the common case, told without the typed reader
     # As floats (an integer too large for one is infinite), but ordered as written: Python compares exactly.
     begin, end = number(started), number(completed)
     if begin is not None and end is not None and completed >= started:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,13 +31,14 @@ from gym_contract.validation._rules import Context, rollout_id_rule
 __all__ = ["KINDS", "ROLLOUT_ATTACHMENTS", "detect_kind", "is_valid", "iter_diagnostics", "validate"]
 
 # kind -> (semantic rules, container name the rules use in messages); the schema is SCHEMA_OF_KIND's
-_KIND_SPECS: dict[str, tuple[Callable[[dict[str, Any], Context], Iterator[Diagnostic]] | None, str]] = {
+_KIND_SPECS: dict[str, tuple[Callable[[dict[str, Any], Context], list[Diagnostic]], str]] = {
     "bundle": (bundle_rules, "bundle"),
     "trajectory": (trajectory_rules, "trajectory"),
     "model_call_capture": (capture_rules, "capture"),
     "capture_exchange": (exchange_rules, "capture"),
     "agent_outcome": (outcome_rules, "outcome"),
 }
+_ATTACHMENT_POINTERS = {key: pointer(key) for key in ROLLOUT_ATTACHMENTS}
 
 
 def iter_diagnostics(obj: Any, kind: str | None = None, *, now: float | None = None) -> Iterator[Diagnostic]:
@@ -88,38 +89,44 @@ def _record_diagnostics(obj: dict[str, Any], kind: str, now: float) -> Iterator[
     yield from _rule_diagnostics(obj, kind, now)
 
 
-def _rule_diagnostics(obj: dict[str, Any], kind: str, now: float) -> Iterator[Diagnostic]:
+def _rule_diagnostics(obj: dict[str, Any], kind: str, now: float) -> list[Diagnostic]:
     rules, container = _KIND_SPECS[kind]
-    if rules is not None:
-        for diagnostic in rules(obj, Context(now, container)):
-            yield diagnostic.at(kind=kind)
+    found = rules(obj, Context(now, container))
+    return [diagnostic.at(kind=kind) for diagnostic in found] if found else found
 
 
 def _rollout_diagnostics(
-    row: dict[str, Any], now: float, per_attachment: Callable[..., Iterator[Diagnostic]] = _record_diagnostics
-) -> Iterator[Diagnostic]:
-    """A rollout record: each attachment checked as its own kind, its paths under the attachment key."""
+    row: dict[str, Any], now: float, per_attachment: Callable[..., Iterable[Diagnostic]] = _record_diagnostics
+) -> list[Diagnostic]:
+    """A rollout record: each attachment checked as its own kind, its paths under the attachment key.
+
+    A list, not a generator: on the fast path it runs for every rollout, which almost never has a finding.
+    """
+    found: list[Diagnostic] = []
     explicit = row.get("_ng_rollout_id")
     if explicit is not None and not isinstance(explicit, str):
-        yield Diagnostic.of("rollout_id_invalid", "_ng_rollout_id must be a string", "/_ng_rollout_id", kind="rollout")
-    for diagnostic in rollout_id_rule("/_ng_rollout_id", explicit):
-        yield diagnostic.at(kind="rollout")
+        found.append(
+            Diagnostic.of("rollout_id_invalid", "_ng_rollout_id must be a string", "/_ng_rollout_id", kind="rollout")
+        )
+    found += [diagnostic.at(kind="rollout") for diagnostic in rollout_id_rule("/_ng_rollout_id", explicit)]
     for key, kind in ROLLOUT_ATTACHMENTS.items():
         value = row.get(key)
         if value is None:
             continue
-        prefix = pointer(key)
+        prefix = _ATTACHMENT_POINTERS[key]
         if not isinstance(value, dict):
-            yield Diagnostic.of(
-                "schema_violation",
-                f"{key} must be an object, not {json_type(value, article=True)}",
-                prefix,
-                kind=kind,
-                keyword="type",
+            found.append(
+                Diagnostic.of(
+                    "schema_violation",
+                    f"{key} must be an object, not {json_type(value, article=True)}",
+                    prefix,
+                    kind=kind,
+                    keyword="type",
+                )
             )
             continue
-        for diagnostic in per_attachment(value, kind, now):
-            yield diagnostic.at(path=prefix + diagnostic.path)
+        found += [diagnostic.at(path=prefix + diagnostic.path) for diagnostic in per_attachment(value, kind, now)]
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,8 +203,8 @@ def rule_errors(record: dict[str, Any], kind: str, *, now: float | None = None) 
 def _rules_only(record: dict[str, Any], kind: str, now: float) -> list[Diagnostic]:
     """The diagnostics of a record known to satisfy its schema: those of the semantic rules."""
     if kind == "rollout":
-        return list(_rollout_diagnostics(record, now, per_attachment=_rule_diagnostics))
-    return list(_rule_diagnostics(record, kind, now))
+        return _rollout_diagnostics(record, now, per_attachment=_rule_diagnostics)
+    return _rule_diagnostics(record, kind, now)
 
 
 def validate(obj: Any, kind: str | None = None, *, now: float | None = None) -> None:

@@ -29,6 +29,7 @@ be added within a version, none is removed or changes meaning."""
 
 __all__ = ["Report", "TokenTally"]
 
+_TRAJECTORY_TOKEN_FIELDS = {name: name for name in TOKEN_FIELDS}
 _RANK: dict[str, int] = {severity: rank for rank, severity in enumerate(reversed(SEVERITIES))}
 
 
@@ -110,7 +111,7 @@ class Report:
         self.records_by_kind[kind or "unknown"] += 1
         for diagnostic in diagnostics:
             self.add_diagnostic(diagnostic)
-        if any(diagnostic.severity == "error" for diagnostic in diagnostics):
+        if diagnostics and any(diagnostic.severity == "error" for diagnostic in diagnostics):
             self.invalid_records += 1
         located = diagnostics[0] if diagnostics and self.per_record else None
         if located is not None and located.source is not None and located.record is not None:
@@ -147,15 +148,25 @@ class Report:
                 self.gaps[gap["code"]] += 1
         if kind == "trajectory":
             calls = objects(record.get("model_calls"))
-            self.model_calls += len(calls)
             every_stats = [stats if type(stats := call.get("token_stats")) is dict else {} for call in calls]
-            for name in TOKEN_FIELDS:
-                self.tokens[name].add_all([stats.get(name) for stats in every_stats])
+            self._tally_calls(every_stats, _TRAJECTORY_TOKEN_FIELDS)
         elif kind == "model_call_capture":
-            calls = objects(record.get("calls"))
-            self.model_calls += len(calls)
-            for source_name, name in CAPTURED_TOKEN_FIELDS.items():
-                self.tokens[name].add_all([call.get(source_name) for call in calls])
+            self._tally_calls(objects(record.get("calls")), CAPTURED_TOKEN_FIELDS)
+
+    def _tally_calls(self, calls: list[dict[str, Any]], fields: dict[str, str]) -> None:
+        """Count the calls, and sum each of their token ``fields`` into the tally it names."""
+        self.model_calls += len(calls)
+        # Field by field, every call's count in one list: when all are counts (the common case), the
+        # sums are taken in C, one slice per field, after a single check.
+        values: list[Any] = [call.get(field) for field in fields for call in calls]
+        every_count = all_token_counts(values)
+        for position, name in enumerate(fields.values()):
+            column = values[position * len(calls) : (position + 1) * len(calls)]
+            tally = self.tokens[name]
+            if every_count:
+                tally.known += sum(column)
+            else:
+                tally.add_all(column)
 
     def merge(self, other: Report) -> None:
         """Fold in the report of another part of the input (another file, or another worker's share)."""

@@ -1,22 +1,29 @@
-"""Semantic rules of the contract: small generators that yield diagnostics about one record."""
+"""Semantic rules of the contract: small functions that return the diagnostics they find about one record.
+
+Rules run on every record and almost never find anything, so they return their findings as a sequence
+(most often the empty tuple) rather than yield them: a generator object per rule and per item costs
+more than the checks themselves. The common case of a rule is told by the rule itself, before its typed
+readers run.
+"""
 
 from __future__ import annotations
 
 import math
 import re
 from collections.abc import Callable, Iterator, Sequence
+from functools import cache
 from typing import Any
 
 from gym_contract._json_pointer import pointer
 from gym_contract._parent_links import cycles as parent_cycles
-from gym_contract._values import count, indexed_objects, number, preview, text
+from gym_contract._values import count, number, preview, text
 from gym_contract.diagnostics import Diagnostic
 
 ROLLOUT_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 EARLIEST_PLAUSIBLE = 946_684_800.0  # 2000-01-01T00:00:00Z
 FUTURE_TOLERANCE_S = 86_400.0
 
-Rule = Callable[[dict[str, Any], "Context"], Iterator[Diagnostic]]
+Rule = Callable[[dict[str, Any], "Context"], Sequence[Diagnostic]]
 
 
 Path = tuple[object, ...]
@@ -32,120 +39,172 @@ class Context:
         self.container = container  # "bundle" or "trajectory": some rules are stricter in a trajectory
 
 
-def repeated(seen: dict[Any, Any], key: Any, where: Any) -> Any | None:
-    """Where ``key`` was first seen, or None when it is new (and is then recorded as seen at ``where``)."""
-    prior = seen.get(key)
-    if prior is None:
-        seen[key] = where
-    return prior
+def located(value: Any, name: str) -> list[tuple[tuple[str, int], dict[str, Any]]]:
+    """The objects of the list ``name`` with their paths; anything else is the schema's business."""
+    if not isinstance(value, list):
+        return []
+    return [((name, index), item) for index, item in enumerate(value) if isinstance(item, dict)]
 
 
 # ------------------------------------------------------------------------------------------ pieces
+# Repeated keys are told by `dict.setdefault`: it returns the position first recorded, which differs
+# from the current one exactly when the key was seen before (positions are unique in their list).
 
 
-def invocation_rules(invocations: Sequence[tuple[Path, dict[str, Any]]], ctx: Context) -> Iterator[Diagnostic]:
+def invocation_rules(invocations: Sequence[tuple[Path, dict[str, Any]]], ctx: Context) -> list[Diagnostic]:
     """Unique ids, acyclic parent links, present parents, spawning tool calls that exist."""
+    found: list[Diagnostic] = []
     by_id: dict[str, tuple[Path, dict[str, Any]]] = {}
     for path, invocation in invocations:
         invocation_id = text(invocation.get("invocation_id"))
         if invocation_id is None:
             continue
-        if (prior := repeated(by_id, invocation_id, (path, invocation))) is not None:
-            yield Diagnostic.of(
-                "invocation_id_duplicate",
-                f"invocation_id {invocation_id!r} is already used at {pointer(*prior[0])}",
-                pointer(*path, "invocation_id"),
+        if (prior := by_id.setdefault(invocation_id, (path, invocation)))[0] != path:
+            found.append(
+                Diagnostic.of(
+                    "invocation_id_duplicate",
+                    f"invocation_id {invocation_id!r} is already used at {pointer(*prior[0])}",
+                    pointer(*path, "invocation_id"),
+                )
             )
-    cycles = parent_cycles({key: text(found[1].get("parent_invocation_id")) for key, found in by_id.items()})
+    parents = {key: text(invocation.get("parent_invocation_id")) for key, (_, invocation) in by_id.items()}
+    if all(parent is None for parent in parents.values()):
+        return found  # no invocation names a parent: nothing below applies
+    cycles = parent_cycles(parents)
     reported_cycles: set[str] = set()  # each cycle by its first member
-    calls_of_parent: dict[str, set[str]] = {}  # a parent's conversation is read once, whatever its children
+    calls_of_parent: dict[str, FunctionCallIds] = {}  # a parent's conversation is read once, whatever its children
     for invocation_id, (path, invocation) in by_id.items():
-        parent = text(invocation.get("parent_invocation_id"))
+        parent = parents[invocation_id]
         if parent is None:
             continue
         if parent not in by_id:
-            yield Diagnostic.of(
-                "parent_invocation_missing",
-                f"parent {parent!r} is not in this {ctx.container}; the tree is partial",
-                pointer(*path, "parent_invocation_id"),
+            found.append(
+                Diagnostic.of(
+                    "parent_invocation_missing",
+                    f"parent {parent!r} is not in this {ctx.container}; the tree is partial",
+                    pointer(*path, "parent_invocation_id"),
+                )
             )
-        else:
-            on_cycle = cycles.get(invocation_id)
-            if on_cycle is not None and on_cycle[0][0] not in reported_cycles:
-                members, at = on_cycle
-                reported_cycles.add(members[0])
-                cycle = members[at:] + members[:at]  # told from the first of its members in record order
-                yield Diagnostic.of(
+            continue
+        on_cycle = cycles.get(invocation_id)
+        if on_cycle is not None and on_cycle[0][0] not in reported_cycles:
+            members, at = on_cycle
+            reported_cycles.add(members[0])
+            cycle = members[at:] + members[:at]  # told from the first of its members in record order
+            found.append(
+                Diagnostic.of(
                     "invocation_parent_cycle",
                     "parent links form a cycle: " + " → ".join([*cycle, cycle[0]]),
                     pointer(*path, "parent_invocation_id"),
                 )
-            spawned_by = text(invocation.get("spawned_by_tool_call_id"))
-            if spawned_by is None:
-                continue
-            if parent not in calls_of_parent:
-                calls_of_parent[parent] = _function_call_ids(by_id[parent][1])
-            if spawned_by not in calls_of_parent[parent]:
-                yield Diagnostic.of(
+            )
+        spawned_by = text(invocation.get("spawned_by_tool_call_id"))
+        if spawned_by is None:
+            continue
+        if parent not in calls_of_parent:
+            calls_of_parent[parent] = FunctionCallIds(by_id[parent][1].get("conversation"))
+        if spawned_by not in calls_of_parent[parent]:
+            found.append(
+                Diagnostic.of(
                     "spawned_by_tool_call_missing",
                     f"no function_call with call_id {spawned_by!r} in the conversation of parent {parent!r}",
                     pointer(*path, "spawned_by_tool_call_id"),
                 )
+            )
+    return found
 
 
-def _function_call_ids(invocation: dict[str, Any]) -> set[str]:
-    return {
-        item["call_id"]
-        for _, item in indexed_objects(invocation.get("conversation"))
-        if item.get("type") == "function_call" and text(item.get("call_id")) is not None
-    }
+class FunctionCallIds:
+    """The call_ids of the function_call items of a conversation, read only as far as a question needs.
+
+    A spawning call usually sits well before the end of its parent's conversation; the items after
+    it are read only when a later question asks for an id not seen yet, so a conversation is read
+    at most once, whatever the number of questions.
+    """
+
+    def __init__(self, conversation: Any) -> None:
+        self._unread: Iterator[Any] = iter(conversation if isinstance(conversation, list) else ())
+        self._seen: set[str] = set()
+
+    def __contains__(self, call_id: str) -> bool:
+        if call_id in self._seen:
+            return True
+        for item in self._unread:
+            # Most items are not function calls: their type is the only field read.
+            if isinstance(item, dict) and item.get("type") == "function_call":
+                found = item.get("call_id")
+                if isinstance(found, str):
+                    self._seen.add(found)
+                    if found == call_id:
+                        return True
+        return False
 
 
-def tool_rules(tools: Sequence[tuple[Path, dict[str, Any]]], ctx: Context) -> Iterator[Diagnostic]:
-    """Timing order and duration, and one record per (invocation_id, tool_call_id)."""
+def tool_rules(tools: Sequence[tuple[Path, dict[str, Any]]], known: set[str], ctx: Context) -> list[Diagnostic]:
+    """Timing order and duration, one record per (invocation_id, tool_call_id), then the invocations they name.
+
+    Each tool call's fields are read once, for every rule: this runs for every tool call of every record.
+    """
+    found: list[Diagnostic] = []
+    references: list[Diagnostic] = []  # reported after every tool call's own findings
     seen: dict[tuple[str, str], Path] = {}
     for path, tool in tools:
         invocation_id, tool_call_id = tool.get("invocation_id"), tool.get("tool_call_id")
+        started, completed = tool.get("started_at"), tool.get("completed_at")
         if isinstance(invocation_id, str) and isinstance(tool_call_id, str):
             key = (invocation_id, tool_call_id)
-            if (prior := repeated(seen, key, path)) is not None:
-                yield Diagnostic.of(
-                    "tool_call_duplicate",
-                    f"tool call {key[1]!r} of invocation {key[0]!r} is already recorded at {pointer(*prior)}",
-                    pointer(*path, "tool_call_id"),
+            if (prior := seen.setdefault(key, path)) != path:
+                found.append(
+                    Diagnostic.of(
+                        "tool_call_duplicate",
+                        f"tool call {key[1]!r} of invocation {key[0]!r} is already recorded at {pointer(*prior)}",
+                        pointer(*path, "tool_call_id"),
+                    )
                 )
-        started, completed = tool.get("started_at"), tool.get("completed_at")
         if not (type(started) is float and type(completed) is float and completed >= started):
-            started, completed = number(started), number(completed)
-            if started is not None and completed is not None and completed < started:
-                yield Diagnostic.of(
-                    "tool_timing_reversed",
-                    f"completed_at {completed} is {started - completed:.3f} s before started_at {started}",
-                    pointer(*path, "completed_at"),
+            begin, end = number(started), number(completed)
+            if begin is not None and end is not None and end < begin:
+                found.append(
+                    Diagnostic.of(
+                        "tool_timing_reversed",
+                        f"completed_at {end} is {begin - end:.3f} s before started_at {begin}",
+                        pointer(*path, "completed_at"),
+                    )
                 )
-        yield from interval_rules(path, tool, ctx)
+        found += interval_rules(path, started, completed, tool.get("duration_ms"), ctx)
+        if not (type(invocation_id) is str and invocation_id in known):
+            references += reference_rule(path, invocation_id, known, "tool call", ctx)
+    return found + references if references else found
 
 
-def interval_rules(path: Path, item: dict[str, Any], ctx: Context) -> Sequence[Diagnostic]:
-    """Plausible timestamps, and a duration that agrees with them.
+def interval_rules(path: Path, started: Any, completed: Any, duration: Any, ctx: Context) -> Sequence[Diagnostic]:
+    """Plausible timestamps of an item of ``path``, and a duration that agrees with them.
 
-    Not a generator: it runs for every timed item, and almost always finds nothing, so the common
-    case (every value a float) is told without a call to the typed readers.
+    It runs for every timed item, and almost always finds nothing, so the common case (every value
+    a plausible float, the duration within tolerance) is told first, without a call to the typed readers.
     """
-    started, completed = item.get("started_at"), item.get("completed_at")
+    latest = ctx.latest_plausible
+    if (
+        type(started) is float
+        and type(completed) is float
+        and type(duration) is float
+        and EARLIEST_PLAUSIBLE <= started <= latest
+        and EARLIEST_PLAUSIBLE <= completed <= latest
+        # False for a duration that is nan or infinite: those take the long way
+        and abs(duration - (measured := (completed - started) * 1000.0)) <= 1.0 + 0.01 * abs(measured)
+    ):
+        return ()
     if type(started) is not float:
         started = number(started)
     if type(completed) is not float:
         completed = number(completed)
     found: list[Diagnostic] = []
-    latest = ctx.latest_plausible
     if started is not None and not EARLIEST_PLAUSIBLE <= started <= latest:
-        found.extend(timestamp_rule((*path, "started_at"), started, ctx))
+        found += timestamp_rule((*path, "started_at"), started, ctx)
     if completed is not None and not EARLIEST_PLAUSIBLE <= completed <= latest:
-        found.extend(timestamp_rule((*path, "completed_at"), completed, ctx))
+        found += timestamp_rule((*path, "completed_at"), completed, ctx)
     if started is None or completed is None:
         return found
-    duration = item.get("duration_ms")
     if type(duration) is not float:
         duration = number(duration)
         if duration is None:
@@ -164,30 +223,28 @@ def interval_rules(path: Path, item: dict[str, Any], ctx: Context) -> Sequence[D
     return found
 
 
-def plausible(stamp: float | None, ctx: Context) -> bool:
-    """The common case of `timestamp_rule`, decided without building a generator."""
-    return stamp is None or EARLIEST_PLAUSIBLE <= stamp <= ctx.latest_plausible
-
-
-def timestamp_rule(path: Path, value: Any, ctx: Context) -> Iterator[Diagnostic]:
+def timestamp_rule(path: Path, value: Any, ctx: Context) -> Sequence[Diagnostic]:
+    if type(value) is float and EARLIEST_PLAUSIBLE <= value <= ctx.latest_plausible:
+        return ()
     stamp = number(value)
-    if stamp is None or plausible(stamp, ctx):
-        return
+    if stamp is None or EARLIEST_PLAUSIBLE <= stamp <= ctx.latest_plausible:
+        return ()
     where = pointer(*path)
     if not math.isfinite(stamp):
-        yield Diagnostic.of("timestamp_implausible", f"timestamp {preview(value)} is not finite", where)
-    elif stamp < EARLIEST_PLAUSIBLE:
+        return [Diagnostic.of("timestamp_implausible", f"timestamp {preview(value)} is not finite", where)]
+    if stamp < EARLIEST_PLAUSIBLE:
         message = f"{stamp:g} is before 2000-01-01 as UTC Unix seconds (milliseconds?)"
-        yield Diagnostic.of("timestamp_implausible", message, where)
-    else:
-        yield Diagnostic.of("timestamp_implausible", f"{stamp:g} is more than a day in the future", where)
+        return [Diagnostic.of("timestamp_implausible", message, where)]
+    return [Diagnostic.of("timestamp_implausible", f"{stamp:g} is more than a day in the future", where)]
 
 
-def reference_rule(path: Path, invocation_id: Any, known: set[str], what: str, ctx: Context) -> list[Diagnostic]:
+def reference_rule(path: Path, invocation_id: Any, known: set[str], what: str, ctx: Context) -> Sequence[Diagnostic]:
     """A record of ``path`` that names an invocation should find it; partial trees are legal evidence."""
+    if type(invocation_id) is str and invocation_id in known:
+        return ()
     named = text(invocation_id)
     if named is None or named in known:
-        return []
+        return ()
     return [
         Diagnostic.of(
             "invocation_reference_missing",
@@ -197,19 +254,38 @@ def reference_rule(path: Path, invocation_id: Any, known: set[str], what: str, c
     ]
 
 
-def gap_rules(gaps: Any, base: Path) -> Iterator[Diagnostic]:
-    from gym_contract import schemas  # its JSON files are read by the first record with a gap
-
-    known = schemas.gap_codes()
-    for index, gap in indexed_objects(gaps):
-        code = text(gap.get("code"))
+def gap_rules(gaps: Any, base: Path) -> Sequence[Diagnostic]:
+    if not (isinstance(gaps, list) and gaps):
+        return ()
+    known = _gap_registry()
+    found: list[Diagnostic] = []
+    for index, gap in enumerate(gaps):
+        code = text(gap.get("code")) if isinstance(gap, dict) else None
         if code is not None and code not in known:
             message = f"gap code {code!r} is not in the registry"
-            yield Diagnostic.of("gap_code_unknown", message, pointer(*base, index, "code"))
+            found.append(Diagnostic.of("gap_code_unknown", message, pointer(*base, index, "code")))
+    return found
+
+
+@cache
+def _gap_registry() -> dict[str, Any]:
+    from gym_contract import schemas  # its JSON files are read by the first record with a gap
+
+    return schemas.gap_codes()
 
 
 def token_rules(path: Path, prompt: Any, completion: Any, total: Any, cached: Any) -> Sequence[Diagnostic]:
     """Token arithmetic of one call: the total adds up, the cache is part of the prompt."""
+    if (
+        type(prompt) is int
+        and type(completion) is int
+        and type(total) is int
+        and type(cached) is int
+        and 0 <= cached <= prompt
+        and completion >= 0
+        and total == prompt + completion
+    ):
+        return ()  # the common case: four counts that agree
     # Counts are almost always plain non-negative ints: those skip the typed reader.
     prompt = prompt if type(prompt) is int and prompt >= 0 else count(prompt)
     completion = completion if type(completion) is int and completion >= 0 else count(completion)
@@ -233,8 +309,8 @@ def token_rules(path: Path, prompt: Any, completion: Any, total: Any, cached: An
     return found
 
 
-def rollout_id_rule(path: str, value: Any) -> Iterator[Diagnostic]:
-    if text(value) is not None and not ROLLOUT_ID_PATTERN.fullmatch(value):
-        yield Diagnostic.of(
-            "rollout_id_invalid", f"rollout id {value!r} does not match ^[A-Za-z0-9][A-Za-z0-9._-]*$", path
-        )
+def rollout_id_rule(path: str, value: Any) -> Sequence[Diagnostic]:
+    if text(value) is None or ROLLOUT_ID_PATTERN.fullmatch(value):
+        return ()
+    message = f"rollout id {value!r} does not match ^[A-Za-z0-9][A-Za-z0-9._-]*$"
+    return [Diagnostic.of("rollout_id_invalid", message, path)]

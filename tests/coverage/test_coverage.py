@@ -422,3 +422,19 @@ def test_the_quick_checks_for_complete_evidence_agree_with_the_rules() -> None:
         evidence = _coverage_rules.evidence_of(record, "rollout")
         by_rules = [_coverage_rules.RULES[criterion](evidence) for criterion in CRITERIA]
         assert [(v.verdict, v.reasons) for v in coverage.verdicts] == by_rules
+
+
+def test_a_gap_on_complete_evidence_is_rated_as_the_rules_rate_it() -> None:
+    """Complete evidence under a gap is told by the quick checks, yet rated O with the rule's own reasons."""
+    from gym_contract import schemas
+    from gym_contract.coverage import _rules as _coverage_rules
+
+    for code, entry in schemas.gap_codes().items():
+        record = with_gap(code)
+        coverage = rollout_coverage(record)
+        assert coverage is not None
+        evidence = _coverage_rules.evidence_of(record, "rollout")
+        by_rules = [_coverage_rules.RULES[criterion](evidence) for criterion in CRITERIA]
+        assert [(v.verdict, v.reasons) for v in coverage.verdicts] == by_rules
+        for criterion in entry.get("criteria") or ():
+            assert coverage.verdict(criterion).reasons == (f"gap {code}",)
