@@ -60,6 +60,9 @@ class TokenDistribution(TokenTally):
         for value in values:  # each value lands in its own bin: no sum stands for them
             self.add(value)
 
+    def add_counts(self, counts: list[int]) -> None:
+        self.add_all(counts)
+
 
 @dataclass(frozen=True)
 class SampledRollout:

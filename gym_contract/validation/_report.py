@@ -50,10 +50,14 @@ class TokenTally:
     def add_all(self, values: list[Any]) -> None:
         """`add` each of ``values``; when all are counts (the common case), summed in C."""
         if all_token_counts(values):
-            self.known += sum(values)
+            self.add_counts(values)
             return
         for value in values:
             self.add(value)
+
+    def add_counts(self, counts: list[int]) -> None:
+        """`add` each of ``counts``, every one known to be a token count (`all_token_counts`)."""
+        self.known += sum(counts)
 
 
 @dataclass
@@ -164,7 +168,7 @@ class Report:
             column = values[position * len(calls) : (position + 1) * len(calls)]
             tally = self.tokens[name]
             if every_count:
-                tally.known += sum(column)
+                tally.add_counts(column)
             else:
                 tally.add_all(column)
 

@@ -14,8 +14,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from gym_contract._vocabulary import TOKEN_FIELDS
 from gym_contract.html_report import EXTRA_MISSING, write_html_report
-from gym_contract.html_report._tallies import UNKNOWN_BIN, bin_label, token_bin
+from gym_contract.html_report._tallies import UNKNOWN_BIN, Tallies, bin_label, token_bin
 from gym_contract.validation._checking import check_files
 from tests.support import REPO
 
@@ -291,3 +292,21 @@ def test_a_json_document_is_read_as_validate_reads_it(tmp_path: Path):
     assert written.report.records == 1
     assert (written.rollouts, written.sampled) == (0, False)
     assert page_of(tmp_path / "report.html").sampling == "No rollout or trajectory records to draw."
+
+
+@pytest.mark.parametrize("unknown", [False, True])
+def test_every_model_call_lands_in_a_bin_of_each_token_count(unknown: bool):
+    # Found by the browser test: with every count known, the engine summed them in one step that
+    # left the bins empty, and the page drew an empty token chart.
+    every_count = dict.fromkeys(TOKEN_FIELDS, 1 << 10) | {"prompt_tokens": 3}
+    calls = [{"token_stats": dict(every_count)} for _ in range(4)]
+    if unknown:
+        calls[0]["token_stats"]["prompt_tokens"] = None
+    tallies = Tallies()
+    tallies.see("trajectory", {"model_calls": calls}, [], "input.jsonl", 1)
+    (producer,) = tallies.by_producer.values()
+    prompt, completion = producer.tokens["prompt_tokens"], producer.tokens["completion_tokens"]
+    assert prompt.bins == ({UNKNOWN_BIN: 1, token_bin(3): 3} if unknown else {token_bin(3): 4})
+    assert (prompt.known, prompt.unknown) == ((9, 1) if unknown else (12, 0))
+    assert completion.bins == {token_bin(1 << 10): 4}
+    assert completion.known == 4 << 10
