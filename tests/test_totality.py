@@ -128,7 +128,13 @@ def _run(lines: list[bytes], *arguments: str) -> tuple[int, str, str, list[bytes
 def test_the_validate_command_reports_on_any_file_without_a_traceback(lines):
     status, printed, complaints, _ = _run(lines, "validate", "--format", "json", "--quiet")
     assert status in (0, 1)
-    assert json.loads(printed)["lines"] == len(lines)
+    report = json.loads(printed)
+    if lines[0].startswith(COMPRESSION_MAGIC):
+        # Found by Hypothesis: read as the compressed stream its first bytes say it is, the file's lines
+        # are the stream's; they add up all the same.
+        assert report["lines"] == report["blank_lines"] + report["damaged_lines"] + report["records"]
+    else:
+        assert report["lines"] == len(lines)
     assert "Traceback" not in complaints
 
 
@@ -284,6 +290,7 @@ def test_a_task_id_that_is_no_id_gives_a_projection_gap_not_an_exception(task_id
     [
         (b"\x1f\x8b\n", 1),  # found by the thorough run: gzip's magic bytes and nothing after them
         (b"\x1f\x8b{}\n{}\n{}\n", 1),  # the stream breaks at its header: its first line onwards is lost
+        (b'\x1f\x8b\n{"dialect":"messages"}\n', 1),  # found by Hypothesis through the command: the same
         (gzip.compress(b'{"source":"pi","records":[]}\n' * 3, mtime=0)[:-12], None),  # cut inside the deflate data
     ],
 )
