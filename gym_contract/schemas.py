@@ -61,16 +61,23 @@ class RemoteReferenceError(LookupError):
         self.uri = uri
 
 
-def _root() -> Traversable:
-    """Folder of the schemas of this version: inside the wheel, else in the source checkout."""
-    from importlib import resources  # imported when first needed, as every slow import here
-
-    packaged = resources.files("gym_contract") / "_schemas" / SCHEMA_VERSION
-    if packaged.is_dir():
-        return packaged
+def _bundled(*parts: str) -> Traversable:
+    """A file or folder of the schemas: inside the wheel, else in the source checkout."""
     from pathlib import Path
 
-    return Path(__file__).resolve().parent.parent / "schemas" / SCHEMA_VERSION
+    # Plain paths first: `importlib.resources` costs more to import than reading every schema takes.
+    package = Path(__file__).resolve().parent
+    for place in (package.joinpath("_schemas", *parts), package.parent.joinpath("schemas", *parts)):
+        if place.exists():
+            return place
+    from importlib import resources  # a package that is no folder of files (a zip) is reached only this way
+
+    return resources.files("gym_contract").joinpath("_schemas", *parts)
+
+
+def _root() -> Traversable:
+    """Folder of the schemas of this version."""
+    return _bundled(SCHEMA_VERSION)
 
 
 def directory() -> str:
@@ -89,15 +96,7 @@ REPORT_SCHEMA = "validate-report.v1.schema.json"
 
 def report_schema() -> dict[str, Any]:
     """The JSON Schema of the JSON report `gym-contract validate --format json` writes (a fresh copy)."""
-    from importlib import resources
-
-    packaged = resources.files("gym_contract") / "_schemas" / "reports" / REPORT_SCHEMA
-    if packaged.is_file():
-        return dict(json.loads(packaged.read_text(encoding="utf-8")))
-    from pathlib import Path
-
-    checkout = Path(__file__).resolve().parent.parent / "schemas" / "reports" / REPORT_SCHEMA
-    return dict(json.loads(checkout.read_text(encoding="utf-8")))
+    return dict(json.loads(_bundled("reports", REPORT_SCHEMA).read_text(encoding="utf-8")))
 
 
 @cache
