@@ -62,7 +62,8 @@ EXAMPLE_NOTES = {
     "stderr and exits 1 when there is no rollout to rate, `lineage` when a capture file holds no call, each "
     "with `--allow-empty` too.",
     "line_too_long": "The default limit is 64 MiB per line; the example lowers it with `--max-line-bytes` (an "
-    "option left out of `--help`) to stay readable.",
+    "option left out of `--help`) to stay readable. A line past the limit is too long even if it holds only "
+    "spaces: its bytes are dropped unread as they come.",
 }
 
 
