@@ -325,8 +325,10 @@ def test_a_stream_checked_in_batches_by_workers_gives_the_batches_checked(corpus
     producer.start()
     try:
         # A batch reaches a worker through a socket, which the I/O counters do not count: it is at
-        # work once it has had some processor time, and done with its batch once it waits again.
-        workers = _workers_at_work(run, 2, lambda pid: _cpu_seconds(pid) >= 0.05)
+        # work once it has had more processor time than starting takes (a few ms), and done with its
+        # batch once it waits again. A batch of 4 MB, with the worker's first record, takes some
+        # 40 ms on a fast machine: the threshold must stay well below that.
+        workers = _workers_at_work(run, 2, lambda pid: _cpu_seconds(pid) >= 0.02)
         _until(run, lambda: all(_idle(pid) for pid in workers), "checking the two batches")
         _interrupt(run, [INT], group=True)
     finally:
