@@ -176,10 +176,19 @@ def body_error_code(body: str | None) -> str | None:
     return text(error.get("code")) if error is not None else None
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def writable(text: str) -> str:
+    """``text`` as JSON can hold it: a lone surrogate, which a Python string may hold (an exception's
+    message, a decoded file name) and no UTF-8 text can, becomes U+FFFD."""
+    return _LONE_SURROGATE.sub("\ufffd", text)
+
+
 def error_text(message: str | None, status: int | None) -> str | None:
     """The provider message and status only, at most `MAX_ERROR_MESSAGE` characters; the status always survives."""
     suffix = f" (status {status})" if status is not None else ""
-    text = (message or "").strip()
+    text = writable(message or "").strip()
     if not text:
         return f"status {status}" if status is not None else None
     room = MAX_ERROR_MESSAGE - len(suffix)
@@ -189,12 +198,16 @@ def error_text(message: str | None, status: int | None) -> str | None:
 
 
 def short(value: Any) -> Any:
-    """A signal value kept short: long strings are cut, containers summarised as their (cut) JSON text."""
-    if isinstance(value, str) and len(value) > _SIGNAL_VALUE_CHARS:
-        return value[: _SIGNAL_VALUE_CHARS - 1] + "…"
+    """A signal value kept short and writable: long strings are cut, containers summarised as their (cut)
+    JSON text, lone surrogates made U+FFFD (`writable`)."""
+    if isinstance(value, str):
+        value = writable(value)
+        return value if len(value) <= _SIGNAL_VALUE_CHARS else value[: _SIGNAL_VALUE_CHARS - 1] + "…"
     if isinstance(value, (dict, list)):
         written = python_text(value, sort_keys=True)
-        return value if len(written) <= _SIGNAL_VALUE_CHARS else written[: _SIGNAL_VALUE_CHARS - 1] + "…"
+        if len(written) <= _SIGNAL_VALUE_CHARS and writable(written) == written:
+            return value
+        return writable(written[: _SIGNAL_VALUE_CHARS - 1] + "…" if len(written) > _SIGNAL_VALUE_CHARS else written)
     return value
 
 
@@ -232,6 +245,7 @@ class Evidence:
         self.signals.append(Signal(artifact=artifact, field=field, value=short(value)))
 
     def warn(self, message: str) -> None:
+        message = writable(message)
         if message not in self.warnings:
             self.warnings.append(message)
 
@@ -287,7 +301,7 @@ class Evidence:
             retryable=transient,
             partial_work_retained=response_status == "incomplete",
             status_code=status_code,
-            error_name=error_name,
+            error_name=None if error_name is None else writable(error_name),
             error_message=error_text(message, status_code) if kind is not None else None,
             signals=self.signals,
             warnings=self.warnings,

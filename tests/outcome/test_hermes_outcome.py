@@ -64,3 +64,21 @@ def test_any_result_or_error_description_classifies_into_a_valid_outcome(
     described = error if isinstance(error, dict) or error is None else {"type": error, "message": error}
     outcome = classify_hermes(result, described, timed_out=timed_out).model_dump(mode="python")
     assert [d for d in iter_diagnostics(outcome, "agent_outcome") if d.severity == "error"] == []
+
+
+@pytest.mark.parametrize(
+    ("result", "error"),
+    [
+        (None, {"type": "\ud800", "message": "\ud800"}),  # found by Hypothesis
+        ({"error": "quota \udfff exceeded"}, None),
+        ({"error": {"detail": "\ud800"}}, None),
+        ({"interrupted": "\ud800" * 300}, None),
+    ],
+)
+def test_a_lone_surrogate_in_what_hermes_said_becomes_a_replacement_character(result: Any, error: Any) -> None:
+    outcome = classify_hermes(result, error)
+    written = outcome.model_dump_json()  # a lone surrogate would make this raise
+    assert "\\ud800" not in written
+    assert "\\udfff" not in written
+    found = iter_diagnostics(outcome.model_dump(mode="python"), "agent_outcome")
+    assert [d for d in found if d.severity == "error"] == []
