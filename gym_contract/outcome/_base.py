@@ -205,9 +205,10 @@ def short(value: Any) -> Any:
         return value if len(value) <= _SIGNAL_VALUE_CHARS else value[: _SIGNAL_VALUE_CHARS - 1] + "…"
     if isinstance(value, (dict, list)):
         written = python_text(value, sort_keys=True)
-        if len(written) <= _SIGNAL_VALUE_CHARS and writable(written) == written:
-            return value
-        return writable(written[: _SIGNAL_VALUE_CHARS - 1] + "…" if len(written) > _SIGNAL_VALUE_CHARS else written)
+        if len(written) > _SIGNAL_VALUE_CHARS:
+            return writable(written[: _SIGNAL_VALUE_CHARS - 1] + "…")
+        cleaned = writable(written)
+        return value if cleaned == written else cleaned  # one holding a lone surrogate: as its text
     return value
 
 

@@ -73,6 +73,7 @@ def test_any_result_or_error_description_classifies_into_a_valid_outcome(
         ({"error": "quota \udfff exceeded"}, None),
         ({"error": {"detail": "\ud800"}}, None),
         ({"interrupted": "\ud800" * 300}, None),
+        ({"interrupted": {"reason": "\ud800"}}, None),
     ],
 )
 def test_a_lone_surrogate_in_what_hermes_said_becomes_a_replacement_character(result: Any, error: Any) -> None:
