@@ -152,8 +152,12 @@ def nests_within(data: bytes, limit: int) -> bool | None:
 
 # Every kind's limit is at least this: a line measured against it nests no deeper than its kind allows.
 _SHALLOWEST = min(max_depth(kind) for kind in EMBEDDING)
-# Lines shown to nest at most `_SHALLOWEST` levels, by identity; the last batch's only.
+# Lines shown to nest at most `_SHALLOWEST` levels, by identity; the last batch's only. Held, so that no
+# other line takes the identity of one while it is here.
 _AHEAD: dict[int, bytes] = {}
+# Of those, the rollout lines that were decoded while they were measured (by the Struct of the last
+# shape), until `skeleton` takes them.
+_DECODED_AHEAD: dict[int, Any] = {}
 
 
 def measures_ahead() -> bool:
@@ -175,18 +179,23 @@ def measure_ahead(lines: list[bytes]) -> None:
     the C stack allows would not raise but crash.
     """
     _AHEAD.clear()
+    _DECODED_AHEAD.clear()
     if not lines or not _COUNTED_BUDGET:
         return
     for _ in range(3):
         padding = _BOTTOM_PADDING[0]
-        bottom = _Bottom(lines)
+        bottom = _Bottom(lines, _SHAPES.current)
         try:
             msgspec.json.Decoder(float_hook=bottom).decode(_nested_around(padding))
         except RecursionError:
             _BOTTOM_PADDING[0] = 0  # the stack is deeper than when the padding was measured: from the top
             continue
         if bottom.shown is not None:
-            _AHEAD.update((id(line), line) for line, shown in zip(lines, bottom.shown, strict=True) if shown)
+            for line, shown in zip(lines, bottom.shown, strict=True):
+                if shown is not _NOT_SHOWN:
+                    _AHEAD[id(line)] = line
+                    if shown is not _SHOWN:
+                        _DECODED_AHEAD[id(line)] = shown
             return
         if bottom.room is None or padding + bottom.room < _SHALLOWEST:
             return  # no bound in sight, or less room than the limit even at the top: lines measured one by one
@@ -199,17 +208,22 @@ _BOTTOM_PADDING = [0]
 _MOST_ROOM = 1 << 16
 
 
-def _read_through(text: bytes) -> bool:
-    """Whether msgspec reads ``text`` through, as one JSON value, building nothing, in the room it has here.
+def _read_through(text: bytes, decoder: msgspec.json.Decoder[Any] = _AS_RAW) -> Any:
+    """What ``decoder`` makes of ``text``, in the room it has here, or `_NOT_SHOWN` when it does not read it through.
 
-    Text that is no JSON is not shown, however shallow the part read before the fault: the fast
-    path refuses it anyway, and nothing then rests on how far the reading got.
+    The default decoder reads it as raw JSON, building nothing. Text that is no JSON is not shown,
+    however shallow the part read before the fault: the fast path refuses it anyway, and nothing
+    then rests on how far the reading got.
     """
     try:
-        _AS_RAW.decode(text)
+        return decoder.decode(text)
     except (RecursionError, msgspec.DecodeError, msgspec.ValidationError, ValueError):
-        return False
-    return True
+        return _NOT_SHOWN
+
+
+# What `_Bottom` found of a line: not read through, so not shown; or read through, and shown, without its Structs.
+_NOT_SHOWN = object()
+_SHOWN = object()
 
 
 @cache
@@ -220,28 +234,37 @@ def _nested_around(levels: int) -> bytes:
 class _Bottom:
     """The callback of `measure_ahead`, called by msgspec for the number at the bottom of the padding."""
 
-    def __init__(self, lines: list[bytes]) -> None:
+    def __init__(self, lines: list[bytes], rollouts: msgspec.json.Decoder[Any] | None) -> None:
         self.lines = lines
-        self.shown: list[bool] | None = None  # per line, whether it nests at most `_SHALLOWEST` levels
+        self.rollouts = rollouts
+        # Per line: its Structs, `_SHOWN` or `_NOT_SHOWN`, whether it nests at most `_SHALLOWEST` levels.
+        self.shown: list[Any] | None = None
         self.room: int | None = None  # the levels left down here, when they were not exactly the limit
 
     def __call__(self, _number: str) -> None:
-        # Every probe and every line is read from this frame, so that each has the same room.
-        if _read_through(_nested(_SHALLOWEST)) and not _read_through(_nested(_SHALLOWEST + 1)):
+        # Every probe and every line is read from this frame, by one function, so that each has the same room.
+        exactly = _read_through(_nested(_SHALLOWEST)) is not _NOT_SHOWN
+        if exactly and _read_through(_nested(_SHALLOWEST + 1)) is _NOT_SHOWN:
             shown = []
             # A loop, not a comprehension: before 3.12 a comprehension is a frame of its own, one level less room.
             for line in self.lines:
-                shown.append(_read_through(line))
+                # Decoded as a rollout of the last shape, the line is read through once, not twice: msgspec
+                # spends a unit of the same budget on every level of nesting, in a Struct, a list, a dict or a
+                # value it skips, so a line that decodes in this room nests no deeper than raw reading shows.
+                structs = _NOT_SHOWN if self.rollouts is None else _read_through(line, self.rollouts)
+                if structs is _NOT_SHOWN:
+                    structs = _SHOWN if _read_through(line) is not _NOT_SHOWN else _NOT_SHOWN
+                shown.append(structs)
             self.shown = shown
             return
         low, high = 0, _SHALLOWEST + 1
-        while _read_through(_nested(high)):
+        while _read_through(_nested(high)) is not _NOT_SHOWN:
             low, high = high, 2 * high
             if high > _MOST_ROOM:
                 return  # no bound in sight: left unmeasured
         while low < high - 1:
             middle = (low + high) // 2
-            if _read_through(_nested(middle)):
+            if _read_through(_nested(middle)) is not _NOT_SHOWN:
                 low = middle
             else:
                 high = middle
@@ -285,6 +308,11 @@ class _RolloutShapes:
     def __init__(self) -> None:
         self._decoders: dict[tuple[str, ...], msgspec.json.Decoder[Any]] = {}
         self._current: msgspec.json.Decoder[Any] | None = None
+
+    @property
+    def current(self) -> msgspec.json.Decoder[Any] | None:
+        """The decoder of the shape learnt last, if any."""
+        return self._current
 
     def decode(self, data: bytes) -> Any:
         """The line in one pass, or None when no shape has been learnt yet."""
@@ -351,7 +379,11 @@ def skeleton(data: bytes, kind: str) -> dict[str, Any] | None:
             data.decode("utf-8")
         if _contains(data, _ESCAPED_COLON):
             return None
-        tried = _SHAPES.decode(data) if kind == "rollout" else None
+        tried = _DECODED_AHEAD.pop(id(data), None)
+        if kind != "rollout":
+            tried = None
+        elif tried is None:
+            tried = _SHAPES.decode(data)
         if tried is not None and _keys_all_kept(data, tried):
             structs = tried
         else:  # no shape yet, or a key the shape does not know, or a repeated one

@@ -504,6 +504,30 @@ def test_lines_measured_ahead_are_shown_exactly_up_to_the_shallowest_limit(count
     assert skeleton(beyond, "capture_exchange") is None
 
 
+@pytest.mark.parametrize("kind", ["arrays", "objects"])
+def test_rollouts_decoded_while_they_are_measured_ahead_are_shown_exactly_up_to_the_shallowest_limit(
+    counted_budget, kind
+):
+    limit = _fastpath._SHALLOWEST
+    line = b'{"response":{"id":"r"},"ng_trajectory":' + _canonical_example() + b"}"
+    assert skeleton(line, "rollout") is not None  # the shape of these rollouts is learnt
+
+    def nesting(levels: int) -> bytes:  # the rollout's own object, then its opaque response
+        return line.replace(b'{"id":"r"}', _nested_value(levels - 1, kind), 1)
+
+    at, beyond, too_deep = nesting(limit), nesting(limit + 1), nesting(MAX_DEPTH + 1)
+    unknown_key = line.replace(b'"response"', b'"request"', 1)  # a key the shape was not made for
+    assert _shown_ahead([at, beyond, too_deep, unknown_key]) == [at, unknown_key]
+    assert set(_fastpath._DECODED_AHEAD) == {id(at), id(unknown_key)}
+    alone = bytes(bytearray(at))  # the same line, not measured ahead: measured alone
+    assert msgspec.json.encode(skeleton(at, "rollout")) == msgspec.json.encode(skeleton(alone, "rollout"))
+    assert id(at) not in _fastpath._DECODED_AHEAD  # taken, not held to the next batch
+    # The rollout's own limit is above the shallowest: measured alone, the line one level deeper is taken.
+    assert skeleton(beyond, "rollout") is not None
+    assert skeleton(too_deep, "rollout") is None
+    assert skeleton(unknown_key, "rollout") is not None  # decoded again, by its own keys
+
+
 def test_lines_measured_ahead_are_shown_exactly_from_any_depth_of_the_stack(counted_budget):
     limit = _fastpath._SHALLOWEST
     at, beyond = _nested_value(limit, "arrays") + b" " * 100, _nested_value(limit + 1, "arrays") + b" " * 100
