@@ -10,10 +10,10 @@ when the parent is killed.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import pickle
 import queue
+import select
 import signal
 import socket
 import struct
@@ -21,10 +21,9 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
-from multiprocessing.connection import wait
 from typing import Any
 
 from gym_contract import _interrupts
@@ -60,7 +59,6 @@ class Workers:
         self._next_ticket = 0
         self._stopped = False
         _interrupts.own(self)
-        context = _context()
         try:
             with _interrupts.deferred(), _signals_blocked():
                 for _ in range(count):
@@ -68,8 +66,7 @@ class Workers:
                     # Under fork a worker inherits the parent's ends of the earlier workers' sockets: it closes
                     # them, or a worker would not see the parent go away while a later one lives.
                     inherited = [worker.connection for worker in self._workers] + [ours]
-                    process = context.Process(target=_serve, args=(theirs, inherited), daemon=True)
-                    process.start()
+                    process = _start(_serve, (theirs, inherited))
                     theirs.close()
                     self._workers.append(_Worker(process, ours))
         except BaseException:
@@ -159,7 +156,7 @@ class Workers:
         if not busy:
             return
         waited = [worker.connection for worker in busy] + [worker.process.sentinel for worker in busy]
-        ready = set(wait(waited, timeout))
+        ready = set(_wait(waited, timeout))
         for worker in busy:
             if worker.connection in ready:
                 try:
@@ -193,14 +190,95 @@ class Workers:
             if worker.process.exitcode is None:
                 _signal(worker.process, signal.SIGKILL)
                 worker.process.join(_REAP_SECONDS)
+            with suppress(ValueError):  # still running, against all odds: its sentinel is kept
+                worker.process.close()
             worker.connection.close()
 
 
-def _context() -> Any:
-    # Fork starts a worker in milliseconds; elsewhere (macOS, Windows) the platform's default is the safe one.
-    if sys.platform == "linux":
-        return multiprocessing.get_context("fork")
-    return multiprocessing.get_context()
+# Forked by hand on Linux, where fork is safe; elsewhere (macOS, Windows) `multiprocessing` starts workers its
+# platform's safe way.
+_FORKED = sys.platform == "linux"
+
+
+def _start(target: Callable[..., None], args: tuple[Any, ...]) -> Any:
+    """A worker process running ``target(*args)``, started."""
+    if _FORKED:
+        return _Forked(target, args)
+    import multiprocessing
+
+    process = multiprocessing.get_context().Process(target=target, args=args, daemon=True)
+    process.start()
+    return process
+
+
+def _wait(waited: Sequence[Any], timeout: float | None) -> list[Any]:
+    """Those of ``waited`` (sockets, and worker processes' sentinels) that are ready, waiting up to ``timeout``."""
+    if not _FORKED:
+        from multiprocessing.connection import wait
+
+        return list(wait(waited, timeout))
+    poller = select.poll()
+    by_descriptor = {}
+    for item in waited:
+        descriptor = item if isinstance(item, int) else item.fileno()
+        by_descriptor[descriptor] = item
+        poller.register(descriptor, select.POLLIN)
+    events = poller.poll(None if timeout is None else max(timeout, 0) * 1000)
+    return [by_descriptor[descriptor] for descriptor, _ in events]
+
+
+class _Forked:
+    """A worker process forked without `multiprocessing`, which costs more to import than workers take to start.
+
+    It offers what `Workers` asks of a process: ``pid``, ``sentinel`` (a descriptor that becomes
+    readable when the process ends), ``exitcode`` once it is reaped, `is_alive` and `join`.
+    """
+
+    def __init__(self, target: Callable[..., None], args: tuple[Any, ...]) -> None:
+        self.sentinel, ending = os.pipe()  # the worker holds the writing end until it ends
+        self.exitcode: int | None = None
+        for stream in (sys.stdout, sys.stderr):
+            with suppress(Exception):
+                stream.flush()  # what is buffered here is not written again by the worker
+        self.pid = os.fork()
+        if self.pid == 0:
+            status = 1
+            try:
+                os.close(self.sentinel)
+                target(*args)
+                status = 0
+            except BaseException:
+                with suppress(BaseException):
+                    import traceback
+
+                    traceback.print_exc()
+            finally:
+                os._exit(status)  # never back into the parent's code
+        os.close(ending)
+
+    def is_alive(self) -> bool:
+        return self._reaped(os.WNOHANG) is None
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait up to ``timeout`` seconds for the process to end, and reap it."""
+        if self.exitcode is None and (timeout is None or _wait([self.sentinel], timeout)):
+            self._reaped(0)
+
+    def _reaped(self, options: int) -> int | None:
+        if self.exitcode is None:
+            with suppress(ChildProcessError):
+                pid, status = os.waitpid(self.pid, options)
+                if pid == self.pid:
+                    self.exitcode = os.waitstatus_to_exitcode(status)
+        return self.exitcode
+
+    def close(self) -> None:
+        """Release the sentinel of a process that was reaped (as `multiprocessing` refuses to, of a live one)."""
+        if self.exitcode is None:
+            raise ValueError("the worker process is still running")
+        if self.sentinel >= 0:
+            os.close(self.sentinel)
+            self.sentinel = -1
 
 
 def _signal(process: Any, signum: int) -> None:

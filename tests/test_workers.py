@@ -1,0 +1,57 @@
+"""Worker processes as the package starts them: results in order, nothing held once ended, nothing heavy imported."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from gym_contract._workers import WorkerLost, Workers
+
+linux_only = pytest.mark.skipif(sys.platform != "linux", reason="workers are forked by hand on Linux only")
+
+
+def _square(value: int) -> int:
+    return value * value
+
+
+def _exit_now(status: int) -> None:
+    os._exit(status)
+
+
+def _open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@linux_only
+def test_workers_started_and_ended_again_and_again_hold_no_descriptor():
+    before = _open_descriptors()
+    for _ in range(10):
+        with Workers(2) as workers:
+            tickets = [workers.submit(_square, value) for value in range(7)]
+            assert [workers.result(ticket) for ticket in tickets] == [value * value for value in range(7)]
+    assert _open_descriptors() == before
+
+
+@linux_only
+def test_a_worker_that_ends_with_work_outstanding_is_told_with_its_exit_status():
+    before = _open_descriptors()
+    with pytest.raises(WorkerLost, match=r"exit status 3\)"), Workers(1) as workers:
+        workers.result(workers.submit(_exit_now, 3))
+    assert _open_descriptors() == before
+
+
+@linux_only
+def test_starting_workers_imports_no_multiprocessing():
+    # Importing it costs a run with workers more than starting them does.
+    script = (
+        "import sys\n"
+        "from gym_contract._workers import Workers\n"
+        "with Workers(2) as workers:\n"
+        "    assert workers.result(workers.submit(abs, -4)) == 4\n"
+        "print(sorted(name for name in sys.modules if name.split('.')[0] == 'multiprocessing'))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
