@@ -1,7 +1,5 @@
 """Run the command line as `python -m gym_contract`."""
 
-import sys
+from gym_contract.cli import run
 
-from gym_contract.cli import main
-
-sys.exit(main())
+run()

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import errno
+import gc
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from gym_contract import __version__
 from gym_contract._interrupts import handling
@@ -294,6 +296,15 @@ def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argpar
         if commands is None or name not in commands.choices:
             return parser
         parser = commands.choices[name]
+
+
+def run() -> NoReturn:
+    """The `gym-contract` program: `main` on the process's arguments, then exit with its status."""
+    status = main()
+    # The objects left are dropped by the exit: the interpreter's last collections, which would walk every
+    # one of them first (about 8 ms after a check), are spared. Objects are still freed, files closed.
+    gc.freeze()
+    sys.exit(status)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
