@@ -60,15 +60,15 @@ def _bound(checks: Sequence[Check]) -> dict[str, Any]:
     return names
 
 
+# The type each helper checks, by its name: what rebuilds the helper where the checks are written out as source.
+_HELPER_TYPES: dict[str, Any] = {}
+
+
 def _helper(kind: Any, subject: str) -> Check:
     """A condition that ``subject`` is of type ``kind``, by a helper (`conformer`): not worth writing out as source."""
     name = f"_h{next(_NAMES)}"
     _HELPER_TYPES[name] = kind
     return Check(f"{name}({subject})", {name: conformer(kind)})
-
-
-# The type each helper checks, by its name: what rebuilds the helper where the checks are written out as source.
-_HELPER_TYPES: dict[str, Any] = {}
 
 
 def helper_type(name: str) -> Any:

@@ -117,8 +117,13 @@ class _Module:
             raise RenderError(f"a __post_init__ that does not start {header!r}")
         lines = made.source.splitlines()
         renamed: dict[str, str] = {"_refusal": _literal(made.names["_refusal"])}  # the message, written in place
-        tokens = tokenize.generate_tokens(io.StringIO(made.source).readline)
-        names = [token for token in tokens if token.type == tokenize.NAME and token.string in made.names]
+        tokens = list(tokenize.generate_tokens(io.StringIO(made.source).readline))
+        names = [
+            token
+            for token, before in zip(tokens, [None, *tokens[:-1]], strict=True)
+            # A name after a dot is an attribute of the Struct, not a name the checks bind.
+            if token.type == tokenize.NAME and token.string in made.names and (before is None or before.string != ".")
+        ]
         for token in names:
             if token.string not in renamed:
                 renamed[token.string] = self._bind(token.string, made.names[token.string])

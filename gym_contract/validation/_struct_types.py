@@ -1,6 +1,8 @@
 """The bundled JSON Schemas compiled to msgspec types, so that decoding a record is checking its structure.
 
-Built when first needed, from the same schemas as every other check (one source of truth):
+Compiled from the same schemas as every other check (one source of truth), and written out as
+source ahead of time (`_struct_source` writes `_structs_v1`), which a process imports instead of
+compiling them, as long as the bundled schemas are those it was written from. The compiler reads:
 `additionalProperties: false` forbids unknown fields; `anyOf`/`oneOf` branches told apart by a
 `const` property become tagged unions, and branches sharing a tag one Struct whose `__post_init__`
 proves a branch matches; `const`/`enum` become `Literal`; `minimum`, `minLength`, `maxLength` and
