@@ -109,6 +109,22 @@ def _documents() -> dict[str, dict[str, Any]]:
     }
 
 
+def _digest() -> str:
+    """A CRC-32 of the schema files of this version as they are written, line ends taken as LF.
+
+    What code generated from the schemas records, so that it can tell when they changed since. Not
+    a cryptographic hash, which would cost more to import than the schemas take to read: it tells
+    an edit, not a forgery.
+    """
+    import zlib
+
+    crc = 0
+    for entry in sorted(_root().iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(_SUFFIX):
+            crc = zlib.crc32(entry.name.encode() + b"\0" + entry.read_bytes().replace(b"\r\n", b"\n") + b"\0", crc)
+    return f"{crc:08x}"
+
+
 def names() -> list[str]:
     """Names of the bundled schemas, sorted: one per file, plus the named fragments."""
     return sorted({*_documents(), *_FRAGMENTS})

@@ -60,10 +60,20 @@ def _bound(checks: Sequence[Check]) -> dict[str, Any]:
     return names
 
 
-def _helper(function: Callable[[Any], bool], subject: str) -> Check:
-    """A condition that calls a Python helper on ``subject``: for what is not worth writing out as source."""
+# The type each helper checks, by its name: what rebuilds the helper where the checks are written out as source.
+_HELPER_TYPES: dict[str, Any] = {}
+
+
+def _helper(kind: Any, subject: str) -> Check:
+    """A condition that ``subject`` is of type ``kind``, by a helper (`conformer`): not worth writing out as source."""
     name = f"_h{next(_NAMES)}"
-    return Check(f"{name}({subject})", {name: function})
+    _HELPER_TYPES[name] = kind
+    return Check(f"{name}({subject})", {name: conformer(kind)})
+
+
+def helper_type(name: str) -> Any:
+    """The type that the helper ``name``, bound by a check, tells values of (see `conformer`); KeyError if no helper."""
+    return _HELPER_TYPES[name]
 
 
 def constrains_nothing(schema: Any) -> bool:
@@ -201,16 +211,23 @@ def dependencies_check(dependencies: dict[str, list[str]], attributes: dict[str,
     return Check(f"({none_given.source}) or ({_all(each).source})")
 
 
-def post_init(checks: Sequence[Check], what: str) -> Callable[[Any], None]:
-    """A `__post_init__` that fails decoding when one of ``checks`` does not hold, compiled from their source."""
+def post_init_source(checks: Sequence[Check], what: str) -> Check:
+    """The source of a `__post_init__` that fails decoding when one of ``checks`` does not hold, and its names."""
     condition = _all(checks)
-    namespace: dict[str, Any] = {
+    names: dict[str, Any] = {
         **condition.names,
         "UNSET": msgspec.UNSET,
         "_refusal": f"{what} does not satisfy its schema",
     }
     source = f"def __post_init__(self):\n    if not ({condition.source}):\n        raise ValueError(_refusal)\n"
-    exec(compile(source, f"<checks of {what}>", "exec"), namespace)
+    return Check(source, names)
+
+
+def post_init(checks: Sequence[Check], what: str) -> Callable[[Any], None]:
+    """A `__post_init__` that fails decoding when one of ``checks`` does not hold, compiled from their source."""
+    definition = post_init_source(checks, what)
+    namespace = dict(definition.names)
+    exec(compile(definition.source, f"<checks of {what}>", "exec"), namespace)
     function: Callable[[Any], None] = namespace["__post_init__"]
     return function
 
@@ -308,7 +325,7 @@ def branch_check(
     parts = [_all_present(required), _all_absent(undeclared)]
     for attribute, kind in declared.items():
         if kind != merged[attribute]:
-            narrower = _helper(conformer(kind), f"self.{attribute}")
+            narrower = _helper(kind, f"self.{attribute}")
             parts.append(Check(f"(self.{attribute} is UNSET or {narrower.source})", narrower.names))
     return _all([*parts, *checks])
 

@@ -1,6 +1,8 @@
 """The bundled JSON Schemas compiled to msgspec types, so that decoding a record is checking its structure.
 
-Built when first needed, from the same schemas as every other check (one source of truth):
+Compiled from the same schemas as every other check (one source of truth), and written out as
+source ahead of time (`_struct_source` writes `_structs_v1`), which a process imports instead of
+compiling them, as long as the bundled schemas are those it was written from. The compiler reads:
 `additionalProperties: false` forbids unknown fields; `anyOf`/`oneOf` branches told apart by a
 `const` property become tagged unions, and branches sharing a tag one Struct whose `__post_init__`
 proves a branch matches; `const`/`enum` become `Literal`; `minimum`, `minLength`, `maxLength` and
@@ -17,6 +19,7 @@ from __future__ import annotations
 import keyword
 import re
 import typing
+from dataclasses import dataclass
 from functools import cache, reduce
 from typing import Annotated, Any, Literal
 
@@ -26,6 +29,7 @@ from gym_contract import schemas
 from gym_contract._vocabulary import SCHEMA_OF_KIND
 from gym_contract.validation._struct_checks import (
     ANNOTATIONS,
+    Check,
     UnsupportedSchemaError,
     branch_check,
     branches_check,
@@ -76,12 +80,27 @@ def _attribute(key: str, taken: set[str]) -> str:
     return name
 
 
+@dataclass(frozen=True)
+class Definition:
+    """A Struct as the compiler defined it: its `msgspec.defstruct` arguments and the checks of its `__post_init__`."""
+
+    struct: Any
+    fields: tuple[tuple[Any, ...], ...]
+    renamed: dict[str, str]
+    forbid: bool
+    tag: tuple[str, str] | None
+    checks: tuple[Check, ...]
+    what: str
+
+
 class _Compiler:
     """Follows `$ref`s among the bundled schemas and builds each subschema's type once."""
 
     def __init__(self) -> None:
         self._built: dict[tuple[int, str | None], Any] = {}
         self._names: set[str] = set()
+        # Every Struct defined, in order: a Struct comes after the Structs its fields are typed with.
+        self.definitions: dict[Any, Definition] = {}
 
     def for_uri(self, uri: str) -> Any:
         return self.build(*schemas.lookup(uri))
@@ -195,12 +214,12 @@ class _Compiler:
             kind = self.build(properties[key], base)
             fields.append((attribute, kind) if key in required else _optional(attribute, kind))
         title = schema.get("title", "Object")
-        checks = object_checks(schema, attributes)
         return self._define(
             title,
             fields,
             attributes,
-            namespace={"__post_init__": post_init(checks, title)} if checks else {},
+            checks=object_checks(schema, attributes),
+            what=title,
             forbid=extra is False,
             tag=(tag_field, tag) if tag_field is not None and tag is not None else None,
         )
@@ -211,7 +230,8 @@ class _Compiler:
         fields: list[tuple[Any, ...]],
         attributes: dict[str, str],
         *,
-        namespace: dict[str, Any],
+        checks: list[Check],
+        what: str,
         forbid: bool,
         tag: tuple[str, str] | None,
     ) -> Any:
@@ -220,7 +240,7 @@ class _Compiler:
             name += "_"
         self._names.add(name)
         renamed = {attribute: key for key, attribute in attributes.items() if attribute != key}
-        return msgspec.defstruct(
+        struct = msgspec.defstruct(
             name,
             fields,
             kw_only=True,
@@ -228,10 +248,12 @@ class _Compiler:
             rename=renamed or None,
             tag_field=tag[0] if tag else None,
             tag=tag[1] if tag else None,
-            namespace=namespace,
+            namespace={"__post_init__": post_init(checks, what)} if checks else {},
             # Decoded records hold no cycles: the garbage collector need not track them.
             gc=False,
         )
+        self.definitions[struct] = Definition(struct, tuple(fields), renamed, forbid, tag, tuple(checks), what)
+        return struct
 
     # ----------------------------------------------------------------------------- alternatives
 
@@ -300,7 +322,8 @@ class _Compiler:
             f"merged {tag}",
             fields,
             attributes,
-            namespace={"__post_init__": post_init([check], f"a {tag!r} object")},
+            checks=[check],
+            what=f"a {tag!r} object",
             # Unknown keys are skipped unseen unless forbidden: a closed branch could not refuse them.
             forbid=any(closed for _, _, closed, _ in parts),
             tag=(tag_field, tag),
@@ -386,9 +409,22 @@ def compile_schema(schema: dict[str, Any]) -> Any:
 
 
 @cache
+def _rendered() -> dict[str, Any]:
+    """The records' Structs as `_struct_source` wrote them out, if from these very schemas; else none.
+
+    Importing them costs a fraction of compiling them. A schema edited since they were written is
+    compiled afresh instead, so that records are never judged by the types of another schema.
+    """
+    from gym_contract.validation import _structs_v1 as rendered
+
+    return rendered.SCHEMA_TYPES if schemas._digest() == rendered.SCHEMAS_DIGEST else {}
+
+
+@cache
 def schema_type(name: str) -> Any:
     """The msgspec type of the bundled schema ``name`` (see `schemas.names`)."""
-    return _compiler().for_uri(schemas.schema_id(name))
+    rendered = _rendered().get(name)
+    return rendered if rendered is not None else _compiler().for_uri(schemas.schema_id(name))
 
 
 def record_type(kind: str) -> Any:
