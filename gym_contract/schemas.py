@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -61,18 +62,52 @@ class RemoteReferenceError(LookupError):
         self.uri = uri
 
 
+def _plain(*parts: str) -> str | None:
+    """The path of a file or folder of the schemas, inside the wheel, else in the source checkout; None in a zip.
+
+    Plain paths first: `importlib.resources`, and even `pathlib`, cost more to import than reading
+    every schema takes, and a run of valid records needs the schemas only for `_digest`.
+    """
+    package = os.path.dirname(os.path.realpath(__file__))
+    for place in (os.path.join(package, "_schemas", *parts), os.path.join(os.path.dirname(package), "schemas", *parts)):
+        if os.path.exists(place):
+            return place
+    return None
+
+
 def _bundled(*parts: str) -> Traversable:
     """A file or folder of the schemas: inside the wheel, else in the source checkout."""
-    from pathlib import Path
+    place = _plain(*parts)
+    if place is not None:
+        from pathlib import Path
 
-    # Plain paths first: `importlib.resources` costs more to import than reading every schema takes.
-    package = Path(__file__).resolve().parent
-    for place in (package.joinpath("_schemas", *parts), package.parent.joinpath("schemas", *parts)):
-        if place.exists():
-            return place
+        return Path(place)
     from importlib import resources  # a package that is no folder of files (a zip) is reached only this way
 
     return resources.files("gym_contract").joinpath("_schemas", *parts)
+
+
+def _read(*parts: str) -> str:
+    """The text of a file of the schemas (see `_bundled`)."""
+    place = _plain(*parts)
+    if place is None:
+        return _bundled(*parts).read_text(encoding="utf-8")
+    with open(place, encoding="utf-8") as file:
+        return file.read()
+
+
+def _schema_files() -> list[tuple[str, bytes]]:
+    """The name and bytes of every schema file of this version, by name."""
+    folder = _plain(SCHEMA_VERSION)
+    if folder is None:
+        entries = sorted(_root().iterdir(), key=lambda e: e.name)
+        return [(entry.name, entry.read_bytes()) for entry in entries if entry.name.endswith(_SUFFIX)]
+    found = []
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(_SUFFIX):
+            with open(os.path.join(folder, name), "rb") as file:
+                found.append((name, file.read()))
+    return found
 
 
 def _root() -> Traversable:
@@ -96,17 +131,13 @@ REPORT_SCHEMA = "validate-report.v1.schema.json"
 
 def report_schema() -> dict[str, Any]:
     """The JSON Schema of the JSON report `gym-contract validate --format json` writes (a fresh copy)."""
-    return dict(json.loads(_bundled("reports", REPORT_SCHEMA).read_text(encoding="utf-8")))
+    return dict(json.loads(_read("reports", REPORT_SCHEMA)))
 
 
 @cache
 def _documents() -> dict[str, dict[str, Any]]:
     """Every schema document of this version by file stem, read once."""
-    return {
-        entry.name.removesuffix(_SUFFIX): json.loads(entry.read_text(encoding="utf-8"))
-        for entry in sorted(_root().iterdir(), key=lambda e: e.name)
-        if entry.name.endswith(_SUFFIX)
-    }
+    return {name.removesuffix(_SUFFIX): json.loads(data.decode("utf-8")) for name, data in _schema_files()}
 
 
 def _digest() -> str:
@@ -119,9 +150,8 @@ def _digest() -> str:
     import zlib
 
     crc = 0
-    for entry in sorted(_root().iterdir(), key=lambda e: e.name):
-        if entry.name.endswith(_SUFFIX):
-            crc = zlib.crc32(entry.name.encode() + b"\0" + entry.read_bytes().replace(b"\r\n", b"\n") + b"\0", crc)
+    for name, data in _schema_files():
+        crc = zlib.crc32(name.encode() + b"\0" + data.replace(b"\r\n", b"\n") + b"\0", crc)
     return f"{crc:08x}"
 
 
@@ -154,7 +184,7 @@ def schema_id(name: str) -> str:
 def source(name: str) -> str:
     """The schema file's text as shipped, for printing or serving."""
     stem, _ = _locate(name)
-    return (_root() / f"{stem}{_SUFFIX}").read_text(encoding="utf-8")
+    return _read(SCHEMA_VERSION, f"{stem}{_SUFFIX}")
 
 
 def _refuse_remote(uri: str) -> Resource[Any]:
@@ -207,5 +237,5 @@ def validator(name: str) -> Draft202012Validator:
 @cache
 def gap_codes() -> dict[str, dict[str, Any]]:
     """The gap-code registry (`gap_codes.json`) by code."""
-    document = json.loads((_root() / "gap_codes.json").read_text(encoding="utf-8"))
+    document = json.loads(_read(SCHEMA_VERSION, "gap_codes.json"))
     return {entry["code"]: entry for entry in document["codes"]}

@@ -6,7 +6,6 @@ import json
 import shutil
 import typing
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -220,7 +219,9 @@ def edited_schemas(tmp_path, monkeypatch):
     document = json.loads(outcome.read_text(encoding="utf-8"))
     document["properties"]["response_status"]["enum"].remove("incomplete")
     outcome.write_text(json.dumps(document), encoding="utf-8")
-    monkeypatch.setattr(schemas, "_root", lambda: Path(folder))
+    monkeypatch.setattr(
+        schemas, "_plain", lambda *parts: str(place) if (place := tmp_path.joinpath(*parts)).exists() else None
+    )
     _clear_caches()
     yield
     monkeypatch.undo()
