@@ -202,6 +202,8 @@ def _clear_caches() -> None:
     for cached in (
         schemas._documents,
         schemas._documents_by_id,
+        schemas.registry,  # it holds the documents read before: they would not be those read after
+        schemas.validator,
         _struct_types._compiler,
         _struct_types._rendered,
         _struct_types.schema_type,
