@@ -630,3 +630,18 @@ def test_colons_are_counted_exactly_at_every_block_boundary(backend, size):
         assert _fastpath.colons(b":" * size) == size
         assert _fastpath.colons(b"\\u003a" * size) == 0
         assert _fastpath.colons(mixed) == mixed.count(b":")
+
+
+def test_colons_of_a_short_line_after_a_long_one_count_only_its_own_bytes():
+    # The marks go to a buffer kept from line to line: a longer line's marks stay behind the shorter's.
+    assert _fastpath.colons(b":" * 1000) == 1000
+    assert _fastpath.colons(b"{}") == 0
+    assert _fastpath.colons(b'{"a":1}') == 1
+
+
+def test_a_line_too_long_to_keep_its_buffers_for_is_counted_and_its_buffers_let_go(monkeypatch):
+    monkeypatch.setattr(_fastpath, "_SCRATCH_KEPT", 64)
+    line = b'{"response":{"id":"r","x":"' + b":" * 100 + b'"},"ng_trajectory":' + _canonical_example() + b"}"
+    assert skeleton(line, "rollout") is not None
+    assert len(_fastpath._SCRATCH.marks) == len(_fastpath._SCRATCH.written) == 0
+    assert _fastpath.colons(b":" * 100) == 100
