@@ -582,6 +582,21 @@ def test_a_file_takes_the_fast_path_for_every_line_but_the_one_that_nests_too_de
     assert {**fast.to_dict(), "seconds": 0, "mb_per_s": 0} == {**precise.to_dict(), "seconds": 0, "mb_per_s": 0}
 
 
+def test_a_wide_line_checked_alone_is_measured_as_a_batch_is_where_measuring_it_exactly_costs_too_much(
+    monkeypatch, counted_budget
+):
+    monkeypatch.setattr(_fastpath, "_MOST_PADDING", 0)  # as on Python 3.13, whose budget is 10,000 levels
+    line = _wide_rollout(700)
+    assert line.count(b"[") + line.count(b"{") > MAX_DEPTH
+    assert not _fastpath._AHEAD
+    assert skeleton(line, "rollout") is not None
+    at_limit = line.replace(b'{"k":[1]}', _nested_value(_fastpath._SHALLOWEST - 3, "arrays"), 1)  # 3 levels above
+    beyond = line.replace(b'{"k":[1]}', _nested_value(MAX_DEPTH - 2, "arrays"), 1)
+    assert skeleton(at_limit, "rollout") is not None
+    assert skeleton(beyond, "rollout") is None
+    assert [d.code for d in check_line(beyond, hint="rollout", now=NOW).diagnostics] == ["json_invalid"]
+
+
 def test_lines_read_ahead_come_in_order_each_with_the_blank_lines_before_it(tmp_path, monkeypatch):
     from gym_contract.reading import _records, _sources
     from gym_contract.validation import _checking
