@@ -22,8 +22,9 @@ from gym_contract._values import NumberText
 from gym_contract.checking import check_files
 from gym_contract.models import AgentObservationBundle, ModelCallCapture, TrajectoryRecord
 from gym_contract.report import Report
-from gym_contract.validation import CheckedLine, _fastpath, check_line
-from gym_contract.validation._fastpath import depth_checked, nests_within, skeleton
+from gym_contract.validation import CheckedLine, _fastpath, _nesting, check_line
+from gym_contract.validation._fastpath import skeleton
+from gym_contract.validation._nesting import depth_checked, nests_within
 from tests.schema_instances import schema_instances
 from tests.support import with_repeated_key
 from tests.test_agreement import mutated
@@ -401,9 +402,9 @@ def test_inside_an_object_the_schema_types_but_says_nothing_of_only_its_own_keys
 
 
 def _unbounded_padding(monkeypatch) -> None:
-    monkeypatch.setattr(_fastpath, "_MOST_PADDING", 1 << 16)
-    monkeypatch.setattr(_fastpath, "_PADDING", {})
-    monkeypatch.setattr(_fastpath, "_TOO_MUCH_ROOM", set())
+    monkeypatch.setattr(_nesting, "_MOST_PADDING", 1 << 16)
+    monkeypatch.setattr(_nesting, "_PADDING", {})
+    monkeypatch.setattr(_nesting, "_TOO_MUCH_ROOM", set())
 
 
 @pytest.fixture
@@ -472,11 +473,11 @@ def counted_budget(monkeypatch):
     raised above the package's, stands for it. The padding of `measure_ahead` is measured afresh, and a line
     measured alone is padded without bound."""
     _unbounded_padding(monkeypatch)
-    monkeypatch.setattr(_fastpath, "_BOTTOM_PADDING", [0])
-    monkeypatch.setattr(_fastpath, "_AHEAD", {})
+    monkeypatch.setattr(_nesting, "_BOTTOM_PADDING", [0])
+    monkeypatch.setattr(_nesting, "_AHEAD", {})
     previous = sys.getrecursionlimit()
-    if not _fastpath._COUNTED_BUDGET:
-        monkeypatch.setattr(_fastpath, "_COUNTED_BUDGET", True)
+    if not _nesting._COUNTED_BUDGET:
+        monkeypatch.setattr(_nesting, "_COUNTED_BUDGET", True)
         sys.setrecursionlimit(3000)
     yield
     sys.setrecursionlimit(previous)
@@ -484,12 +485,12 @@ def counted_budget(monkeypatch):
 
 def _shown_ahead(lines: list[bytes]) -> list[bytes]:
     _fastpath.measure_ahead(lines)
-    return [line for line in lines if _fastpath._AHEAD.get(id(line)) is line]
+    return [line for line in lines if _nesting._AHEAD.get(id(line)) is line]
 
 
 @pytest.mark.parametrize("kind", ["arrays", "objects"])
 def test_lines_measured_ahead_are_shown_exactly_up_to_the_shallowest_limit(counted_budget, kind):
-    limit = _fastpath._SHALLOWEST
+    limit = _nesting._SHALLOWEST
     assert limit == min(MAX_DEPTH - levels for levels in EMBEDDING.values())
     padding = b" " * (2 * limit)  # long enough that the length alone proves nothing
     at, beyond = _nested_value(limit, kind) + padding, _nested_value(limit + 1, kind) + padding
@@ -508,7 +509,7 @@ def test_lines_measured_ahead_are_shown_exactly_up_to_the_shallowest_limit(count
 def test_rollouts_decoded_while_they_are_measured_ahead_are_shown_exactly_up_to_the_shallowest_limit(
     counted_budget, kind
 ):
-    limit = _fastpath._SHALLOWEST
+    limit = _nesting._SHALLOWEST
     line = b'{"response":{"id":"r"},"ng_trajectory":' + _canonical_example() + b"}"
     assert skeleton(line, "rollout") is not None  # the shape of these rollouts is learnt
 
@@ -518,10 +519,10 @@ def test_rollouts_decoded_while_they_are_measured_ahead_are_shown_exactly_up_to_
     at, beyond, too_deep = nesting(limit), nesting(limit + 1), nesting(MAX_DEPTH + 1)
     unknown_key = line.replace(b'"response"', b'"request"', 1)  # a key the shape was not made for
     assert _shown_ahead([at, beyond, too_deep, unknown_key]) == [at, unknown_key]
-    assert set(_fastpath._DECODED_AHEAD) == {id(at), id(unknown_key)}
+    assert set(_nesting._DECODED_AHEAD) == {id(at), id(unknown_key)}
     alone = bytes(bytearray(at))  # the same line, not measured ahead: measured alone
     assert msgspec.json.encode(skeleton(at, "rollout")) == msgspec.json.encode(skeleton(alone, "rollout"))
-    assert id(at) not in _fastpath._DECODED_AHEAD  # taken, not held to the next batch
+    assert id(at) not in _nesting._DECODED_AHEAD  # taken, not held to the next batch
     # The rollout's own limit is above the shallowest: measured alone, the line one level deeper is taken.
     assert skeleton(beyond, "rollout") is not None
     assert skeleton(too_deep, "rollout") is None
@@ -529,7 +530,7 @@ def test_rollouts_decoded_while_they_are_measured_ahead_are_shown_exactly_up_to_
 
 
 def test_lines_measured_ahead_are_shown_exactly_from_any_depth_of_the_stack(counted_budget):
-    limit = _fastpath._SHALLOWEST
+    limit = _nesting._SHALLOWEST
     at, beyond = _nested_value(limit, "arrays") + b" " * 100, _nested_value(limit + 1, "arrays") + b" " * 100
 
     def through_c_calls(depth: int) -> list[bytes]:
@@ -547,7 +548,7 @@ def test_lines_measured_ahead_are_forgotten_with_the_next_batch(counted_budget):
     first, second = b"[" + b"[1]," * 1500 + b"1]", b"[" + b"[2]," * 1500 + b"2]"
     assert _shown_ahead([first]) == [first]
     assert _shown_ahead([second]) == [second]
-    assert list(_fastpath._AHEAD.values()) == [second]
+    assert list(_nesting._AHEAD.values()) == [second]
 
 
 def _wide_rollout(payload_items: int) -> bytes:
@@ -561,7 +562,7 @@ def test_a_file_takes_the_fast_path_for_every_line_but_the_one_that_nests_too_de
     tmp_path, monkeypatch, counted_budget, alone
 ):
     if alone == "too costly to measure":
-        monkeypatch.setattr(_fastpath, "_MOST_PADDING", 0)  # as on Python 3.13, whose budget is 10,000 levels
+        monkeypatch.setattr(_nesting, "_MOST_PADDING", 0)  # as on Python 3.13, whose budget is 10,000 levels
     line = _wide_rollout(700)
     assert line.count(b"[") + line.count(b"{") > MAX_DEPTH
     deep = line.replace(b'{"k":[1]}', _nested_value(MAX_DEPTH - 2, "arrays"), 1)  # 3 levels above it
@@ -585,12 +586,12 @@ def test_a_file_takes_the_fast_path_for_every_line_but_the_one_that_nests_too_de
 def test_a_wide_line_checked_alone_is_measured_as_a_batch_is_where_measuring_it_exactly_costs_too_much(
     monkeypatch, counted_budget
 ):
-    monkeypatch.setattr(_fastpath, "_MOST_PADDING", 0)  # as on Python 3.13, whose budget is 10,000 levels
+    monkeypatch.setattr(_nesting, "_MOST_PADDING", 0)  # as on Python 3.13, whose budget is 10,000 levels
     line = _wide_rollout(700)
     assert line.count(b"[") + line.count(b"{") > MAX_DEPTH
-    assert not _fastpath._AHEAD
+    assert not _nesting._AHEAD
     assert skeleton(line, "rollout") is not None
-    at_limit = line.replace(b'{"k":[1]}', _nested_value(_fastpath._SHALLOWEST - 3, "arrays"), 1)  # 3 levels above
+    at_limit = line.replace(b'{"k":[1]}', _nested_value(_nesting._SHALLOWEST - 3, "arrays"), 1)  # 3 levels above
     beyond = line.replace(b'{"k":[1]}', _nested_value(MAX_DEPTH - 2, "arrays"), 1)
     assert skeleton(at_limit, "rollout") is not None
     assert skeleton(beyond, "rollout") is None
