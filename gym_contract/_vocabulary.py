@@ -35,7 +35,6 @@ KINDS: tuple[str, ...] = (*SCHEMA_OF_KIND, "rollout")
 
 CRITERIA: tuple[str, ...] = ("C1", "C2", "C3", "C4", "C5", "C6", "C7")
 """The capability criteria a rollout's evidence is rated on (see `gym_contract.coverage`)."""
-"""Every kind of record the package checks: each schema's kind, and the rollout record that carries them."""
 
 _ROLLOUT_MARKERS = (
     *ROLLOUT_ATTACHMENTS,
