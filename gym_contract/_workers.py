@@ -190,8 +190,9 @@ class Workers:
             if worker.process.exitcode is None:
                 _signal(worker.process, signal.SIGKILL)
                 worker.process.join(_REAP_SECONDS)
-            with suppress(ValueError):  # still running, against all odds: its sentinel is kept
-                worker.process.close()
+            if isinstance(worker.process, _Forked):
+                with suppress(ValueError):  # still running, against all odds: its sentinel is kept
+                    worker.process.close()
             worker.connection.close()
 
 
@@ -273,7 +274,7 @@ class _Forked:
         return self.exitcode
 
     def close(self) -> None:
-        """Release the sentinel of a process that was reaped (as `multiprocessing` refuses to, of a live one)."""
+        """Release the sentinel of a process that was reaped; it can still be asked about, and closed again."""
         if self.exitcode is None:
             raise ValueError("the worker process is still running")
         if self.sentinel >= 0:

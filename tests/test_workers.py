@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from gym_contract import _workers
 from gym_contract._workers import WorkerLost, Workers
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="workers are forked by hand on Linux only")
@@ -55,3 +56,22 @@ def test_starting_workers_imports_no_multiprocessing():
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def _slow(seconds: float) -> float:
+    import time
+
+    time.sleep(seconds)
+    return seconds
+
+
+@pytest.mark.parametrize("forked", [True, False], ids=["forked by hand", "multiprocessing"])
+def test_workers_stopped_with_work_outstanding_end_and_can_be_left_again(monkeypatch, forked):
+    # Started the way other platforms start them too: `multiprocessing`'s processes, reaped twice.
+    monkeypatch.setattr(_workers, "_FORKED", forked and sys.platform == "linux")
+    with Workers(2) as workers:
+        assert workers.result(workers.submit(_square, 3)) == 9
+        tickets = [workers.submit(_slow, 5.0) for _ in range(2)]
+        workers.stop(grace=0.1)
+        assert [workers.result(ticket) for ticket in tickets] == [None, None]
+    assert all(worker.process.exitcode is not None for worker in workers._workers)
