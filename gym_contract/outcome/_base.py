@@ -295,7 +295,7 @@ class Evidence:
         transient = bool(retryable) if kind == UNKNOWN_ERROR else kind in TRANSIENT_KINDS
         return AgentOutcome(
             harness=self.harness,
-            harness_version=self.harness_version,
+            harness_version=None if self.harness_version is None else writable(self.harness_version),
             classifier=self.classifier,
             response_status=response_status,
             failure_kind=cast(Any, kind),  # one of FAILURE_KINDS, the schema's enum

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from gym_contract._values import finite, nonempty
 from gym_contract._vocabulary import CRITERIA
 from gym_contract.models import ObservationGap
+from gym_contract.outcome._base import writable
 
 if TYPE_CHECKING:
     from gym_contract.models import AgentObservationBundle, AgentOutcome
@@ -223,7 +224,7 @@ def readable_name(name: str) -> str:
     try:
         return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     except UnicodeEncodeError:  # a lone surrogate that no file system byte stands for
-        return name.encode("utf-8", "replace").decode("utf-8")
+        return writable(name)
 
 
 def timestamp(value: Any) -> float | None:

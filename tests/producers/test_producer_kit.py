@@ -231,4 +231,4 @@ def test_a_gap_detail_naming_a_file_that_is_not_utf8_stays_writable_text(tmp_pat
     assert (status, err) == (0, "")
     details = [found["detail"] for found in json.loads(out)["ng_agent_observations"]["gaps"]]
     assert "p/\ufffd-x.jsonl:1" in details
-    assert gap("transcript_unreadable", None, "\ud800").detail == "?"
+    assert gap("transcript_unreadable", None, "\ud800").detail == "\ufffd"
