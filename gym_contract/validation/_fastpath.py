@@ -100,7 +100,7 @@ def measures_ahead() -> bool:
 
 def measure_ahead(lines: list[bytes]) -> None:
     """Show which of ``lines`` nest no deeper than any kind may, the rollouts among them decoded as the last were."""
-    _nesting.measure_ahead(lines, _SHAPES.current)
+    _nesting.measure_ahead(lines, _SHAPES.current, _keys_all_kept)
 
 
 def decoded(data: bytes, kind: str) -> Any:
@@ -211,12 +211,15 @@ def skeleton(data: bytes, kind: str) -> dict[str, Any] | None:
             data.decode("utf-8")
         if _contains(data, _ESCAPED_COLON):
             return None
-        tried = _nesting.decoded_ahead(data)
+        ahead = _nesting.decoded_ahead(data)
+        proven: bool | None = None
         if kind != "rollout":
             tried = None
-        elif tried is None:
+        elif ahead is None:
             tried = _SHAPES.decode(data)
-        if tried is not None and _keys_all_kept(data, tried):
+        else:
+            tried, proven = ahead
+        if tried is not None and (proven if proven is not None else _keys_all_kept(data, tried)):
             structs = tried
         else:  # no shape yet, or a key the shape does not know, or a repeated one
             structs = decoded(data, kind)

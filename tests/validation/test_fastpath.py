@@ -529,6 +529,43 @@ def test_rollouts_decoded_while_they_are_measured_ahead_are_shown_exactly_up_to_
     assert skeleton(unknown_key, "rollout") is not None  # decoded again, by its own keys
 
 
+def test_a_rollout_decoded_ahead_with_a_key_written_twice_is_refused_as_when_checked_alone(counted_budget):
+    # The proof that no key was dropped is told in the room too, while the Structs are fresh: it must refuse there.
+    line = b'{"response":{"id":"r"},"ng_trajectory":' + _canonical_example() + b"}"
+    assert skeleton(line, "rollout") is not None  # the shape is learnt
+    record = json.loads(line)
+    repeated = [with_repeated_key(record, target)[0] for target in range(with_repeated_key(record, 0)[1])]
+    assert _shown_ahead(repeated) == repeated  # each measured and decoded ahead
+    refused = []
+    for data in repeated:
+        # A key written twice inside an opaque payload is no fault of the contract's: the line is taken then.
+        precise = check_line(bytes(bytearray(data)), hint="rollout", now=NOW, fast=False)
+        twice = [d.code for d in precise.diagnostics] == ["json_duplicate_key"]
+        assert id(data) in _nesting._DECODED_AHEAD
+        assert (skeleton(data, "rollout") is None) == twice
+        refused.append(twice)
+    assert any(refused)
+    assert not all(refused)
+
+
+def test_a_proof_that_runs_out_of_room_ahead_is_made_again_outside_it(counted_budget, monkeypatch):
+    line = b'{"response":{"id":"r"},"ng_trajectory":' + _canonical_example() + b"}"
+    expected = skeleton(line, "rollout")
+    twice = line.replace(b'"task_id":"7"', b'"task_id":"7","task_id":"8"', 1)
+    assert skeleton(twice, "rollout") is None
+    kept = _fastpath._keys_all_kept
+
+    def out_of_room(data: bytes, decoded: Any) -> bool:
+        raise RecursionError
+
+    monkeypatch.setattr(_fastpath, "_keys_all_kept", out_of_room)
+    _fastpath.measure_ahead([line, twice])
+    monkeypatch.setattr(_fastpath, "_keys_all_kept", kept)
+    assert {_nesting._DECODED_AHEAD[id(data)][1] for data in (line, twice)} == {None}
+    assert msgspec.json.encode(skeleton(line, "rollout")) == msgspec.json.encode(expected)
+    assert skeleton(twice, "rollout") is None
+
+
 def test_lines_measured_ahead_are_shown_exactly_from_any_depth_of_the_stack(counted_budget):
     limit = _nesting._SHALLOWEST
     at, beyond = _nested_value(limit, "arrays") + b" " * 100, _nested_value(limit + 1, "arrays") + b" " * 100
