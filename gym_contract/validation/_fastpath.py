@@ -99,8 +99,23 @@ def measures_ahead() -> bool:
 
 
 def measure_ahead(lines: list[bytes]) -> None:
-    """Show which of ``lines`` nest no deeper than any kind may, the rollouts among them decoded as the last were."""
-    _nesting.measure_ahead(lines, _SHAPES.current, _keys_all_kept)
+    """Show which of ``lines`` nest no deeper than any kind may, the rollouts among them decoded as the last were
+    and proven as `skeleton` proves them (`_sound`)."""
+    _nesting.measure_ahead(lines, _SHAPES.current, _sound)
+
+
+def _sound(data: bytes, decoded: Any) -> bool:
+    """Whether ``decoded`` is the whole of ``data``: UTF-8 throughout, no colon written as an escape, no member dropped.
+
+    What `skeleton` proves of a line decoded in one pass, told here of a rollout decoded ahead while the
+    line and its Structs are still in the processor's cache.
+    """
+    if not data.isascii():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+    return not _contains(data, _ESCAPED_COLON) and _keys_all_kept(data, decoded)
 
 
 def decoded(data: bytes, kind: str) -> Any:
@@ -206,25 +221,27 @@ def skeleton(data: bytes, kind: str) -> dict[str, Any] | None:
     if not _nesting.depth_checked(data, kind):
         return None  # it may nest too deep: the parsed path measures it
     try:
-        if not data.isascii():
-            # msgspec checks the UTF-8 of what it decodes, not of the payloads it keeps raw.
-            data.decode("utf-8")
-        if _contains(data, _ESCAPED_COLON):
-            return None
-        ahead = _nesting.decoded_ahead(data)
-        proven: bool | None = None
-        if kind != "rollout":
-            tried = None
-        elif ahead is None:
-            tried = _SHAPES.decode(data)
+        ahead = _nesting.decoded_ahead(data) if kind == "rollout" else None
+        if ahead is not None and ahead[1]:
+            structs = ahead[0]  # decoded and proven sound ahead
         else:
-            tried, proven = ahead
-        if tried is not None and (proven if proven is not None else _keys_all_kept(data, tried)):
-            structs = tried
-        else:  # no shape yet, or a key the shape does not know, or a repeated one
-            structs = decoded(data, kind)
-            if not _keys_all_kept(data, structs):
+            if not data.isascii():
+                # msgspec checks the UTF-8 of what it decodes, not of the payloads it keeps raw.
+                data.decode("utf-8")
+            if _contains(data, _ESCAPED_COLON):
                 return None
+            if kind != "rollout":
+                tried = None
+            elif ahead is None:
+                tried = _SHAPES.decode(data)
+            else:
+                tried = ahead[0] if ahead[1] is None else None  # proven unsound ahead: decoded afresh
+            if tried is not None and _keys_all_kept(data, tried):
+                structs = tried
+            else:  # no shape yet, or a key the shape does not know, or a repeated one
+                structs = decoded(data, kind)
+                if not _keys_all_kept(data, structs):
+                    return None
         record = msgspec.to_builtins(structs, builtin_types=(msgspec.Raw,))
     except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError):
         # ValueError covers bad UTF-8 and integers too long to convert; RecursionError, nesting

@@ -139,12 +139,12 @@ def measure_ahead(
     descends spending a unit of the same budget per level (`_padded`), checks with two probes that
     exactly `_SHALLOWEST` levels are left — that many decode and one more do not — and then reads
     each line, as a rollout of the last shape or as raw JSON, from the same place: a line read
-    through nests no deeper. A rollout decoded there is asked ``kept`` (the fast path's proof that
-    no key was dropped) at once, while its Structs are still in the processor's cache: told after
-    the batch, on Python 3.13, the proof cost about 30 % more. The padding is measured again when
-    the room changed. Only where the
-    budget is a count the interpreter keeps (`_COUNTED_BUDGET`): before 3.12 a probe deeper than
-    the C stack allows would not raise but crash.
+    through nests no deeper. A rollout decoded there is asked ``kept`` (what else the fast path
+    proves of it: that it is whole) at once, while the line and its Structs are still in the
+    processor's cache: told after the batch, on Python 3.13, the proof cost about 30 % more. The
+    padding is measured again when the room changed. Only where the budget is a count the
+    interpreter keeps (`_COUNTED_BUDGET`): before 3.12 a probe deeper than the C stack allows would
+    not raise but crash.
     """
     _AHEAD.clear()
     _DECODED_AHEAD.clear()

@@ -548,6 +548,21 @@ def test_a_rollout_decoded_ahead_with_a_key_written_twice_is_refused_as_when_che
     assert not all(refused)
 
 
+def test_a_rollout_decoded_ahead_is_taken_only_if_its_payloads_are_utf8_and_no_colon_is_escaped(counted_budget):
+    # Decoding keeps payloads raw, unread: what else the fast path proves of a line is told ahead too.
+    line = b'{"response":{"id":"r"},"ng_trajectory":' + _canonical_example() + b"}"
+    assert skeleton(line, "rollout") is not None  # the shape is learnt
+    not_utf8 = line.replace(b'{"id":"r"}', b'{"id":"r\xff"}', 1)
+    escaped = line.replace(b'{"id":"r"}', b'{"id\\u003a":"r"}', 1)
+    plain = bytes(bytearray(line))
+    assert _shown_ahead([not_utf8, escaped, plain]) == [not_utf8, escaped, plain]
+    assert skeleton(not_utf8, "rollout") is None
+    assert skeleton(escaped, "rollout") is None  # left to the parsed path, which reads the escape
+    assert skeleton(plain, "rollout") is not None
+    for data in (not_utf8, escaped):
+        _agree(data, None, hint="rollout")
+
+
 def test_a_proof_that_runs_out_of_room_ahead_is_made_again_outside_it(counted_budget, monkeypatch):
     line = b'{"response":{"id":"r"},"ng_trajectory":' + _canonical_example() + b"}"
     expected = skeleton(line, "rollout")
