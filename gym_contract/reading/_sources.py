@@ -189,7 +189,7 @@ def raw_from(path: str, offset: int) -> io.BufferedReader:
 
 def share_of(name: str, stream: Any, length: int) -> Source:
     """The next ``length`` bytes of an open stream as a source named ``name``; closing it closes the stream."""
-    return Source(name, _Bounded(stream, length), size=length, close_stream=stream.close)
+    return Source(name, _Bounded(stream, length), size=length, close_stream=stream.close, at_start=False)
 
 
 def line_cuts(open_at: Callable[[int], Any], size: int, offsets: Iterable[int]) -> list[tuple[int, int]]:
@@ -222,13 +222,22 @@ class Source:
     """An open input: `read` gives decompressed bytes, `consumed` the raw bytes taken so far."""
 
     def __init__(
-        self, name: str, stream: _Readable, *, size: int | None = None, close_stream: Callable[[], None] | None = None
+        self,
+        name: str,
+        stream: _Readable,
+        *,
+        size: int | None = None,
+        close_stream: Callable[[], None] | None = None,
+        at_start: bool = True,
     ) -> None:
         self.name = name
         self.size = size
+        self.at_start = at_start
+        """Whether the stream starts where the input does, not inside it (a share of a file): only
+        there do its first bytes tell its compression, and is a byte order mark skipped."""
         self._raw = _CountingReader(stream)
         self._close_stream = close_stream
-        magic = self._raw.peek(len(_ZSTD_MAGIC))
+        magic = self._raw.peek(len(_ZSTD_MAGIC)) if at_start else b""
         # Magic bytes, not the file name: stdin has none, and a misnamed file is common.
         self._decoded: _GzipMembers | _ZstdFrames | _CountingReader
         if magic.startswith(_GZIP_MAGIC):

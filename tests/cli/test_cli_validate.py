@@ -229,6 +229,22 @@ def _without_timing(summary: dict) -> dict:
     return {key: value for key, value in summary.items() if key not in ("seconds", "mb_per_s")}
 
 
+@pytest.mark.parametrize(
+    "start", [b"\x1f\x8b", b"\x28\xb5\x2f\xfd", b"\xef\xbb\xbf"], ids=["gzip magic", "zstd magic", "byte order mark"]
+)
+def test_a_share_that_starts_with_a_damaged_line_reads_it_as_the_middle_of_the_file_it_is(tmp_path, monkeypatch, start):
+    from gym_contract.validation import _checking as checking
+
+    monkeypatch.setattr(checking, "_PARALLEL_MIN_BYTES", 0)
+    path = lines_file(tmp_path, *[GOOD] * 8, start + GOOD, *[GOOD] * 6)
+    # The second share starts with the line that starts with these bytes, as the first line of a file may.
+    assert checking._shares(str(path), path.stat().st_size, 2)[1][0] == 8 * (len(GOOD) + 1)
+    one = checking.check_files([str(path)], now=1_790_000_000.0)
+    two = checking.check_files([str(path)], jobs=2, now=1_790_000_000.0)
+    assert (one.records, one.damaged_lines) == (14, 1)
+    assert _without_timing(two.to_dict()) == _without_timing(one.to_dict())
+
+
 def test_jobs_spread_several_inputs_and_the_report_is_the_one_of_a_single_job(tmp_path):
     big = [GOOD if i % 7 else BAD_TURN for i in range(1, 800)]
     big[321] = b"{broken"
