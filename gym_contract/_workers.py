@@ -160,13 +160,13 @@ class Workers:
         for worker in busy:
             if worker.connection in ready:
                 try:
+                    # A result taken in is kept before a signal that came meanwhile is raised.
                     with _interrupts.deferred(), _cut_marks_broken(worker):
                         ticket, finished, value = pickle.loads(_receive(worker.connection))
+                        worker.tickets.remove(ticket)
+                        self._done[ticket] = (finished, value)
                 except (EOFError, OSError):
                     self._lost(worker)
-                    continue
-                worker.tickets.remove(ticket)
-                self._done[ticket] = (finished, value)
             elif worker.process.sentinel in ready:
                 self._lost(worker)
 
