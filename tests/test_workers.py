@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import subprocess
@@ -94,3 +95,23 @@ def test_a_result_taken_in_as_a_signal_comes_is_handed_back_after_the_stop(monke
             workers.result(ticket)
         workers.stop()
         assert workers.result(ticket) == 9
+
+
+@linux_only
+def test_workers_that_cannot_all_be_started_leave_no_descriptor_and_no_process(monkeypatch):
+    forked: list[int] = []
+    fork = os.fork
+
+    def fork_once() -> int:
+        if forked:
+            raise BlockingIOError(errno.EAGAIN, "Resource temporarily unavailable")
+        forked.append(fork())
+        return forked[-1]
+
+    monkeypatch.setattr(os, "fork", fork_once)
+    before = _open_descriptors()
+    with pytest.raises(BlockingIOError):
+        Workers(2)
+    assert _open_descriptors() == before
+    with pytest.raises(ChildProcessError):  # the worker that started was ended and reaped
+        os.waitpid(forked[0], os.WNOHANG)
