@@ -16,6 +16,7 @@ import pytest
 import zstandard
 
 from gym_contract import schemas
+from gym_contract.validation import _checking
 from tests.support import REPO
 
 TRAJECTORY = schemas.get("trajectory")["examples"][0]
@@ -330,6 +331,28 @@ def test_a_single_compressed_input_is_read_once_and_checked_in_batches_by_the_wo
     assert one.damaged_lines >= 2
     assert seen
     assert seen[-1] == (path.stat().st_size, path.stat().st_size)
+
+
+def _batches_of_a_worker_stopped_alone(task: Any, check_batch: Any = _checking._check_batch) -> Any:
+    """`_check_batch`, in a worker that took SIGTERM on its own as the batch holding item 40 came."""
+    from gym_contract import _interrupts
+
+    if task[1][0][0] <= 40 <= task[1][-1][0]:
+        _interrupts._stop_asked = True
+    return check_batch(task)
+
+
+def test_a_batch_its_worker_cut_short_ends_the_report_of_a_compressed_input(tmp_path, monkeypatch):
+    path = tmp_path / "rollouts.jsonl.gz"
+    path.write_bytes(gzip.compress(_damaged_stream()))
+    one = _checking.check_files([str(path)], now=1_790_000_000.0)
+    monkeypatch.setattr(_checking, "_BATCH_BYTES", 2_000)
+    monkeypatch.setattr(_checking, "_check_batch", _batches_of_a_worker_stopped_alone)
+    cut = _checking.check_files([str(path)], jobs=2, now=1_790_000_000.0)
+    assert cut.interrupted
+    assert 0 < cut.lines < one.lines
+    # The lines up to the batch cut short, and none after it: a leading part of the input.
+    assert cut.diagnostics == [d for d in one.diagnostics if d.line <= cut.lines]
 
 
 def test_stdin_alone_is_checked_in_batches_with_the_same_report(tmp_path):
