@@ -187,9 +187,11 @@ def raw_from(path: str, offset: int) -> io.BufferedReader:
     return stream
 
 
-def share_of(name: str, stream: Any, length: int) -> Source:
-    """The next ``length`` bytes of an open stream as a source named ``name``; closing it closes the stream."""
-    return Source(name, _Bounded(stream, length), size=length, close_stream=stream.close, at_start=False)
+def share_of(name: str, stream: Any, length: int, *, at_start: bool) -> Source:
+    """The next ``length`` bytes of an open stream as a source named ``name``; closing it closes the stream.
+
+    ``at_start``: whether the share starts where the input does (see `Source.at_start`)."""
+    return Source(name, _Bounded(stream, length), size=length, close_stream=stream.close, at_start=at_start)
 
 
 def line_cuts(open_at: Callable[[int], Any], size: int, offsets: Iterable[int]) -> list[tuple[int, int]]:

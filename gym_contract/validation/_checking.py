@@ -470,5 +470,5 @@ def _check_share(task: tuple[str, int, int | None, _Options]) -> Report:
     path, start, end, options = task
     if end is None:
         return _check_source(path, options, None, 0, None)
-    with _sources.share_of(path, _sources.raw_from(path, start), end - start) as source:
+    with _sources.share_of(path, _sources.raw_from(path, start), end - start, at_start=start == 0) as source:
         return _check_open_source(source, False, options)

@@ -246,6 +246,16 @@ def test_a_share_that_starts_with_a_damaged_line_reads_it_as_the_middle_of_the_f
     assert _without_timing(two.to_dict()) == _without_timing(one.to_dict())
 
 
+def test_a_byte_order_mark_that_starts_a_file_cut_into_shares_is_skipped_as_with_one_job(tmp_path, monkeypatch):
+    monkeypatch.setattr(_checking, "_PARALLEL_MIN_BYTES", 0)
+    path = lines_file(tmp_path, b"\xef\xbb\xbf" + GOOD, *[GOOD] * 9)
+    assert len(_checking._shares(str(path), path.stat().st_size, 2)) == 2
+    one = _checking.check_files([str(path)], now=1_790_000_000.0)
+    two = _checking.check_files([str(path)], jobs=2, now=1_790_000_000.0)
+    assert (one.records, one.damaged_lines) == (10, 0)
+    assert _without_timing(two.to_dict()) == _without_timing(one.to_dict())
+
+
 def test_jobs_spread_several_inputs_and_the_report_is_the_one_of_a_single_job(tmp_path):
     big = [GOOD if i % 7 else BAD_TURN for i in range(1, 800)]
     big[321] = b"{broken"
