@@ -177,6 +177,16 @@ def size_on_disk(path: str) -> int | None:
         return None
 
 
+def read_once(path: str) -> bool:
+    """Whether ``path`` names a pipe or a device, whose bytes a read takes away, not a file or a directory;
+    False when it cannot be stat-ed (said, in its turn, by whoever opens it)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
 def raw_from(path: str, offset: int) -> io.BufferedReader:
     """A local file's raw bytes from ``offset`` on, for the caller to close; raises `InputUnreadable`."""
     try:

@@ -318,8 +318,15 @@ def _compressed(path: str) -> bool | None:
 
 
 def _streamable(path: str) -> bool:
-    """Whether an input is JSONL that only a front-to-back read can cut: stdin, or compressed."""
-    return not _records.is_json_document(path) and (path == "-" or _compressed(path) is True)
+    """Whether an input is JSONL that only a front-to-back read can cut: stdin, a pipe, or compressed.
+
+    A pipe (`<(zcat …)`, a named one) is not opened to look at its first bytes: what is read from it
+    is gone for the reader that opens it next."""
+    if _records.is_json_document(path):
+        return False
+    if path == "-" or _sources.read_once(path):
+        return True
+    return _compressed(path) is True
 
 
 def _check_streamed(

@@ -365,6 +365,21 @@ def test_a_batch_its_worker_cut_short_ends_the_report_of_a_compressed_input(tmp_
     assert cut.diagnostics == [d for d in one.diagnostics if d.line <= cut.lines]
 
 
+@pytest.mark.skipif(not os.path.isdir("/dev/fd"), reason="no /dev/fd to name a pipe by")
+@pytest.mark.parametrize("compress", [False, True], ids=["plain", "gzip"])
+def test_a_pipe_named_as_a_file_is_read_once_from_its_start_with_workers(tmp_path, compress):
+    data = _damaged_stream()
+    path = tmp_path / "rollouts.jsonl"
+    path.write_bytes(gzip.compress(data) if compress else data)
+    one = _checking.check_files([str(path)], now=1_790_000_000.0)
+    # As `<(zcat rollouts.jsonl.gz)` names it: a pipe that one reader takes from the start, once.
+    with subprocess.Popen(["cat", str(path)], stdout=subprocess.PIPE) as writer:
+        assert writer.stdout is not None
+        piped = _checking.check_files([f"/dev/fd/{writer.stdout.fileno()}"], jobs=2, now=1_790_000_000.0)
+    assert (piped.lines, piped.records, piped.damaged_lines) == (one.lines, one.records, one.damaged_lines)
+    assert [(d.code, d.line) for d in piped.diagnostics] == [(d.code, d.line) for d in one.diagnostics]
+
+
 def test_stdin_alone_is_checked_in_batches_with_the_same_report(tmp_path):
     data = _damaged_stream()
     one = run("-", "--format", "json", stdin=data)
