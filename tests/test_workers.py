@@ -88,7 +88,8 @@ def test_a_result_taken_in_as_a_signal_comes_is_handed_back_after_the_stop(monke
         os.kill(os.getpid(), signal.SIGINT)  # noted while the message is taken in, raised after
         return message
 
-    with _interrupts.handling(), Workers(1) as workers:
+    # The worker is forked before `handling` starts its thread: Python 3.12 on warns of a fork beside one.
+    with Workers(1) as workers, _interrupts.handling():
         ticket = workers.submit(_square, 3)
         monkeypatch.setattr(_workers, "_receive", signalled_meanwhile)
         with pytest.raises(KeyboardInterrupt):
