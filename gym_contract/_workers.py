@@ -66,8 +66,12 @@ class Workers:
                     # Under fork a worker inherits the parent's ends of the earlier workers' sockets: it closes
                     # them, or a worker would not see the parent go away while a later one lives.
                     inherited = [worker.connection for worker in self._workers] + [ours]
-                    process = _start(_serve, (theirs, inherited))
-                    theirs.close()
+                    with theirs:  # the worker's end, its own once it is started
+                        try:
+                            process = _start(_serve, (theirs, inherited))
+                        except BaseException:
+                            ours.close()
+                            raise
                     self._workers.append(_Worker(process, ours))
         except BaseException:
             self.kill()
@@ -160,13 +164,13 @@ class Workers:
         for worker in busy:
             if worker.connection in ready:
                 try:
+                    # A result taken in is kept before a signal that came meanwhile is raised.
                     with _interrupts.deferred(), _cut_marks_broken(worker):
                         ticket, finished, value = pickle.loads(_receive(worker.connection))
+                        worker.tickets.remove(ticket)
+                        self._done[ticket] = (finished, value)
                 except (EOFError, OSError):
                     self._lost(worker)
-                    continue
-                worker.tickets.remove(ticket)
-                self._done[ticket] = (finished, value)
             elif worker.process.sentinel in ready:
                 self._lost(worker)
 
@@ -241,7 +245,12 @@ class _Forked:
         for stream in (sys.stdout, sys.stderr):
             with suppress(Exception):
                 stream.flush()  # what is buffered here is not written again by the worker
-        self.pid = os.fork()
+        try:
+            self.pid = os.fork()
+        except BaseException:  # not started (too many processes, too little memory): nothing is held
+            os.close(self.sentinel)
+            os.close(ending)
+            raise
         if self.pid == 0:
             status = 1
             try:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import signal
 import subprocess
 import sys
 
 import pytest
 
-from gym_contract import _workers
+from gym_contract import _interrupts, _workers
 from gym_contract._workers import WorkerLost, Workers
 
 linux_only = pytest.mark.skipif(sys.platform != "linux", reason="workers are forked by hand on Linux only")
@@ -75,3 +77,42 @@ def test_workers_stopped_with_work_outstanding_end_and_can_be_left_again(monkeyp
         workers.stop(grace=0.1)
         assert [workers.result(ticket) for ticket in tickets] == [None, None]
     assert all(worker.process.exitcode is not None for worker in workers._workers)
+
+
+@linux_only
+def test_a_result_taken_in_as_a_signal_comes_is_handed_back_after_the_stop(monkeypatch):
+    taken_in = _workers._receive
+
+    def signalled_meanwhile(connection):
+        message = taken_in(connection)
+        os.kill(os.getpid(), signal.SIGINT)  # noted while the message is taken in, raised after
+        return message
+
+    # The worker is forked before `handling` starts its thread: Python 3.12 on warns of a fork beside one.
+    with Workers(1) as workers, _interrupts.handling():
+        ticket = workers.submit(_square, 3)
+        monkeypatch.setattr(_workers, "_receive", signalled_meanwhile)
+        with pytest.raises(KeyboardInterrupt):
+            workers.result(ticket)
+        workers.stop()
+        assert workers.result(ticket) == 9
+
+
+@linux_only
+def test_workers_that_cannot_all_be_started_leave_no_descriptor_and_no_process(monkeypatch):
+    forked: list[int] = []
+    fork = os.fork
+
+    def fork_once() -> int:
+        if forked:
+            raise BlockingIOError(errno.EAGAIN, "Resource temporarily unavailable")
+        forked.append(fork())
+        return forked[-1]
+
+    monkeypatch.setattr(os, "fork", fork_once)
+    before = _open_descriptors()
+    with pytest.raises(BlockingIOError):
+        Workers(2)
+    assert _open_descriptors() == before
+    with pytest.raises(ChildProcessError):  # the worker that started was ended and reaped
+        os.waitpid(forked[0], os.WNOHANG)

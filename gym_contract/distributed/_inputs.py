@@ -118,7 +118,8 @@ def open_share(share: Share) -> _sources.Source:
     """A share's bytes as a source named after its file; a whole-file share is the file itself."""
     if share.end is None:
         return open_file(share.file)
-    return _sources.share_of(share.file.name, _opened_at(share.file, share.start), share.end - share.start)
+    opened = _opened_at(share.file, share.start)
+    return _sources.share_of(share.file.name, opened, share.end - share.start, at_start=share.start == 0)
 
 
 def shares(file: InputFile, block_bytes: int) -> list[Share]:

@@ -44,10 +44,11 @@ class ReadStats:
 
 
 def _chunks(source: Source, chunk_bytes: int) -> Iterator[bytes]:
-    """The decompressed input in chunks, without a leading UTF-8 byte order mark."""
+    """The decompressed input in chunks, without a leading UTF-8 byte order mark (a share of a file,
+    which starts inside it, has none to skip)."""
     head = b""
     # A pipe may deliver the three BOM bytes in separate reads.
-    while len(head) < len(_BOM) and (more := source.read(chunk_bytes)):
+    while source.at_start and len(head) < len(_BOM) and (more := source.read(chunk_bytes)):
         head += more
     if head := head.removeprefix(_BOM):
         yield head

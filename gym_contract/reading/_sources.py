@@ -177,6 +177,16 @@ def size_on_disk(path: str) -> int | None:
         return None
 
 
+def read_once(path: str) -> bool:
+    """Whether ``path`` names a pipe or a device, whose bytes a read takes away, not a file or a directory;
+    False when it cannot be stat-ed (said, in its turn, by whoever opens it)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
 def raw_from(path: str, offset: int) -> io.BufferedReader:
     """A local file's raw bytes from ``offset`` on, for the caller to close; raises `InputUnreadable`."""
     try:
@@ -187,9 +197,11 @@ def raw_from(path: str, offset: int) -> io.BufferedReader:
     return stream
 
 
-def share_of(name: str, stream: Any, length: int) -> Source:
-    """The next ``length`` bytes of an open stream as a source named ``name``; closing it closes the stream."""
-    return Source(name, _Bounded(stream, length), size=length, close_stream=stream.close)
+def share_of(name: str, stream: Any, length: int, *, at_start: bool) -> Source:
+    """The next ``length`` bytes of an open stream as a source named ``name``; closing it closes the stream.
+
+    ``at_start``: whether the share starts where the input does (see `Source.at_start`)."""
+    return Source(name, _Bounded(stream, length), size=length, close_stream=stream.close, at_start=at_start)
 
 
 def line_cuts(open_at: Callable[[int], Any], size: int, offsets: Iterable[int]) -> list[tuple[int, int]]:
@@ -222,13 +234,22 @@ class Source:
     """An open input: `read` gives decompressed bytes, `consumed` the raw bytes taken so far."""
 
     def __init__(
-        self, name: str, stream: _Readable, *, size: int | None = None, close_stream: Callable[[], None] | None = None
+        self,
+        name: str,
+        stream: _Readable,
+        *,
+        size: int | None = None,
+        close_stream: Callable[[], None] | None = None,
+        at_start: bool = True,
     ) -> None:
         self.name = name
         self.size = size
+        self.at_start = at_start
+        """Whether the stream starts where the input does, not inside it (a share of a file): only
+        there do its first bytes tell its compression, and is a byte order mark skipped."""
         self._raw = _CountingReader(stream)
         self._close_stream = close_stream
-        magic = self._raw.peek(len(_ZSTD_MAGIC))
+        magic = self._raw.peek(len(_ZSTD_MAGIC)) if at_start else b""
         # Magic bytes, not the file name: stdin has none, and a misnamed file is common.
         self._decoded: _GzipMembers | _ZstdFrames | _CountingReader
         if magic.startswith(_GZIP_MAGIC):

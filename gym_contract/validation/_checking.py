@@ -318,8 +318,15 @@ def _compressed(path: str) -> bool | None:
 
 
 def _streamable(path: str) -> bool:
-    """Whether an input is JSONL that only a front-to-back read can cut: stdin, or compressed."""
-    return not _records.is_json_document(path) and (path == "-" or _compressed(path) is True)
+    """Whether an input is JSONL that only a front-to-back read can cut: stdin, a pipe, or compressed.
+
+    A pipe (`<(zcat …)`, a named one) is not opened to look at its first bytes: what is read from it
+    is gone for the reader that opens it next."""
+    if _records.is_json_document(path):
+        return False
+    if path == "-" or _sources.read_once(path):
+        return True
+    return _compressed(path) is True
 
 
 def _check_streamed(
@@ -340,20 +347,20 @@ def _check_streamed(
                 in_flight.append(pool.submit(_check_batch, (source.name, batch, last_line, options)))
                 last_line = _line_of(batch[-1][1], last_line)
                 while len(in_flight) > 2 * jobs:
-                    _merge(report, pool.result(in_flight[0]))
-                    in_flight.popleft()
+                    _merge_first(report, pool, in_flight)
                 if progress:
                     progress(source.consumed(), total)
             while in_flight:
-                _merge(report, pool.result(in_flight[0]))
-                in_flight.popleft()
+                _merge_first(report, pool, in_flight)
             # Blank lines after the last record belong to no batch.
             report.lines += stats.lines_seen - last_line
             report.blank_lines += stats.lines_seen - last_line
         except KeyboardInterrupt:
+            # After a batch cut short, none is taken: the report is of the input's leading part.
+            taken = () if report.interrupted else in_flight
             report.interrupted = True
             pool.stop()
-            for ticket in in_flight:
+            for ticket in taken:
                 part = pool.result(ticket)
                 if part is None:
                     break
@@ -365,6 +372,15 @@ def _check_streamed(
         report.items_by_input[source.name] += report.records + report.damaged_lines
     if progress:
         progress(report.bytes, total)
+
+
+def _merge_first(report: Report, pool: Any, in_flight: deque[int]) -> None:
+    """Merge the report of the first batch in flight; one that its worker cut short (a worker that
+    took SIGTERM on its own) ends the check there, as an interruption does."""
+    _merge(report, pool.result(in_flight[0]))
+    in_flight.popleft()
+    if report.interrupted:
+        raise KeyboardInterrupt
 
 
 def _line_of(item: _records.RawLine | Diagnostic, otherwise: int) -> int:
@@ -461,5 +477,5 @@ def _check_share(task: tuple[str, int, int | None, _Options]) -> Report:
     path, start, end, options = task
     if end is None:
         return _check_source(path, options, None, 0, None)
-    with _sources.share_of(path, _sources.raw_from(path, start), end - start) as source:
+    with _sources.share_of(path, _sources.raw_from(path, start), end - start, at_start=start == 0) as source:
         return _check_open_source(source, False, options)

@@ -16,6 +16,7 @@ import pytest
 import zstandard
 
 from gym_contract import schemas
+from gym_contract.validation import _checking
 from tests.support import REPO
 
 TRAJECTORY = schemas.get("trajectory")["examples"][0]
@@ -229,6 +230,32 @@ def _without_timing(summary: dict) -> dict:
     return {key: value for key, value in summary.items() if key not in ("seconds", "mb_per_s")}
 
 
+@pytest.mark.parametrize(
+    "start", [b"\x1f\x8b", b"\x28\xb5\x2f\xfd", b"\xef\xbb\xbf"], ids=["gzip magic", "zstd magic", "byte order mark"]
+)
+def test_a_share_that_starts_with_a_damaged_line_reads_it_as_the_middle_of_the_file_it_is(tmp_path, monkeypatch, start):
+    from gym_contract.validation import _checking as checking
+
+    monkeypatch.setattr(checking, "_PARALLEL_MIN_BYTES", 0)
+    path = lines_file(tmp_path, *[GOOD] * 8, start + GOOD, *[GOOD] * 6)
+    # The second share starts with the line that starts with these bytes, as the first line of a file may.
+    assert checking._shares(str(path), path.stat().st_size, 2)[1][0] == 8 * (len(GOOD) + 1)
+    one = checking.check_files([str(path)], now=1_790_000_000.0)
+    two = checking.check_files([str(path)], jobs=2, now=1_790_000_000.0)
+    assert (one.records, one.damaged_lines) == (14, 1)
+    assert _without_timing(two.to_dict()) == _without_timing(one.to_dict())
+
+
+def test_a_byte_order_mark_that_starts_a_file_cut_into_shares_is_skipped_as_with_one_job(tmp_path, monkeypatch):
+    monkeypatch.setattr(_checking, "_PARALLEL_MIN_BYTES", 0)
+    path = lines_file(tmp_path, b"\xef\xbb\xbf" + GOOD, *[GOOD] * 9)
+    assert len(_checking._shares(str(path), path.stat().st_size, 2)) == 2
+    one = _checking.check_files([str(path)], now=1_790_000_000.0)
+    two = _checking.check_files([str(path)], jobs=2, now=1_790_000_000.0)
+    assert (one.records, one.damaged_lines) == (10, 0)
+    assert _without_timing(two.to_dict()) == _without_timing(one.to_dict())
+
+
 def test_jobs_spread_several_inputs_and_the_report_is_the_one_of_a_single_job(tmp_path):
     big = [GOOD if i % 7 else BAD_TURN for i in range(1, 800)]
     big[321] = b"{broken"
@@ -314,6 +341,43 @@ def test_a_single_compressed_input_is_read_once_and_checked_in_batches_by_the_wo
     assert one.damaged_lines >= 2
     assert seen
     assert seen[-1] == (path.stat().st_size, path.stat().st_size)
+
+
+def _batches_of_a_worker_stopped_alone(task: Any, check_batch: Any = _checking._check_batch) -> Any:
+    """`_check_batch`, in a worker that took SIGTERM on its own as the batch holding item 40 came."""
+    from gym_contract import _interrupts
+
+    if task[1][0][0] <= 40 <= task[1][-1][0]:
+        _interrupts._stop_asked = True
+    return check_batch(task)
+
+
+def test_a_batch_its_worker_cut_short_ends_the_report_of_a_compressed_input(tmp_path, monkeypatch):
+    path = tmp_path / "rollouts.jsonl.gz"
+    path.write_bytes(gzip.compress(_damaged_stream()))
+    one = _checking.check_files([str(path)], now=1_790_000_000.0)
+    monkeypatch.setattr(_checking, "_BATCH_BYTES", 2_000)
+    monkeypatch.setattr(_checking, "_check_batch", _batches_of_a_worker_stopped_alone)
+    cut = _checking.check_files([str(path)], jobs=2, now=1_790_000_000.0)
+    assert cut.interrupted
+    assert 0 < cut.lines < one.lines
+    # The lines up to the batch cut short, and none after it: a leading part of the input.
+    assert cut.diagnostics == [d for d in one.diagnostics if d.line <= cut.lines]
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/fd"), reason="no /dev/fd to name a pipe by")
+@pytest.mark.parametrize("compress", [False, True], ids=["plain", "gzip"])
+def test_a_pipe_named_as_a_file_is_read_once_from_its_start_with_workers(tmp_path, compress):
+    data = _damaged_stream()
+    path = tmp_path / "rollouts.jsonl"
+    path.write_bytes(gzip.compress(data) if compress else data)
+    one = _checking.check_files([str(path)], now=1_790_000_000.0)
+    # As `<(zcat rollouts.jsonl.gz)` names it: a pipe that one reader takes from the start, once.
+    with subprocess.Popen(["cat", str(path)], stdout=subprocess.PIPE) as writer:
+        assert writer.stdout is not None
+        piped = _checking.check_files([f"/dev/fd/{writer.stdout.fileno()}"], jobs=2, now=1_790_000_000.0)
+    assert (piped.lines, piped.records, piped.damaged_lines) == (one.lines, one.records, one.damaged_lines)
+    assert [(d.code, d.line) for d in piped.diagnostics] == [(d.code, d.line) for d in one.diagnostics]
 
 
 def test_stdin_alone_is_checked_in_batches_with_the_same_report(tmp_path):
