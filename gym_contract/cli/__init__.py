@@ -222,7 +222,7 @@ def build_parser(*, every_command: bool = True) -> argparse.ArgumentParser:
         default=1,
         metavar="N",
         help="worker processes, or auto (one per core): inputs side by side, a large plain file in parts, "
-        "a lone compressed file or stdin in batches",
+        "a lone compressed file, pipe or stdin in batches",
     )
     validate.add_argument("--quiet", action="store_true", help="print only the summary")
     allow_empty_argument(validate)

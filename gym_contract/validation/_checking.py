@@ -68,8 +68,8 @@ def check_files(
 
     Damaged lines are diagnostics in the report, never exceptions. With ``jobs`` > 1, worker
     processes check several inputs at once, a large plain file is cut at line boundaries into
-    shares checked in parallel, and a lone compressed input or stdin is read here and checked by
-    the workers in batches of lines; the report is the same as with one job. ``fast`` lets
+    shares checked in parallel, and a lone compressed input, pipe or stdin is read here and checked
+    by the workers in batches of lines; the report is the same as with one job. ``fast`` lets
     structurally valid lines skip building Python objects for opaque payloads; the report is the
     same either way. ``per_record`` keeps, for every record with a diagnostic, its worst severity
     (`Report.flagged`), which a report with a test case per record needs; it costs memory per such record.
