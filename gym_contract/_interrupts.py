@@ -163,11 +163,11 @@ def _nudging() -> Iterator[None]:
     never. The interpreter writes every signal's number to a wakeup descriptor; a thread that
     reads it sends the signal to the main thread again, which interrupts the read.
     """
-    global _nudge_pipe
+    global _nudge_pipe, _watcher
     reader, writer = _nudge_pipe = os.pipe()
     os.set_blocking(writer, False)
     before = signal.set_wakeup_fd(writer, warn_on_full_buffer=False)
-    watcher = threading.Thread(target=_nudge, args=(reader,), name="gym-contract signals", daemon=True)
+    watcher = _watcher = threading.Thread(target=_nudge, args=(reader,), name="gym-contract signals", daemon=True)
     watcher.start()
     try:
         yield
@@ -177,10 +177,22 @@ def _nudging() -> Iterator[None]:
         os.close(writer)  # the watcher reads the end of the pipe and stops
         watcher.join(_NUDGE_SECONDS * 4)
         os.close(reader)
+        _watcher = None
+
+
+def only_the_watcher_beside() -> bool:
+    """Whether the one thread running beside the calling one, if any, is the signal watcher of `_nudging`.
+
+    It spends its life in a read of a pipe, holding no lock, so a process forked now cannot deadlock
+    on anything it held: the warning Python 3.12 and later give of a fork beside threads does not apply.
+    """
+    here = threading.current_thread()
+    return all(thread is here or thread is _watcher for thread in threading.enumerate())
 
 
 _NUDGE_SECONDS = 0.05
 _nudge_pipe: tuple[int, int] | None = None
+_watcher: threading.Thread | None = None
 
 
 def _nudge(reader: int) -> None:

@@ -20,6 +20,7 @@ import struct
 import sys
 import threading
 import time
+import warnings
 from collections import deque
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager, suppress
@@ -246,7 +247,10 @@ class _Forked:
             with suppress(Exception):
                 stream.flush()  # what is buffered here is not written again by the worker
         try:
-            self.pid = os.fork()
+            with warnings.catch_warnings():
+                if _interrupts.only_the_watcher_beside():
+                    warnings.filterwarnings("ignore", r"This process .* is multi-threaded", DeprecationWarning)
+                self.pid = os.fork()
         except BaseException:  # not started (too many processes, too little memory): nothing is held
             os.close(self.sentinel)
             os.close(ending)

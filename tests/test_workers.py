@@ -116,3 +116,27 @@ def test_workers_that_cannot_all_be_started_leave_no_descriptor_and_no_process(m
     assert _open_descriptors() == before
     with pytest.raises(ChildProcessError):  # the worker that started was ended and reaped
         os.waitpid(forked[0], os.WNOHANG)
+
+
+@linux_only
+@pytest.mark.parametrize("callers_thread", [False, True], ids=["the signal watcher alone", "a thread of the caller's"])
+def test_a_fork_beside_threads_is_warned_of_only_where_a_thread_may_hold_a_lock(callers_thread):
+    # Python 3.12 on warns of a fork beside threads; the signal watcher holds no lock, a thread of the caller's may.
+    script = (
+        "import sys, threading, warnings\n"
+        "from gym_contract import _interrupts\n"
+        "from gym_contract._workers import Workers\n"
+        "warnings.simplefilter('always')\n"
+        "stop = threading.Event()\n"
+        "if sys.argv[1] == 'True':\n"
+        "    threading.Thread(target=stop.wait, daemon=True).start()\n"
+        "with _interrupts.handling(), warnings.catch_warnings(record=True) as seen, Workers(2) as workers:\n"
+        "    assert workers.result(workers.submit(abs, -4)) == 4\n"
+        "stop.set()\n"
+        "print(sum('multi-threaded' in str(warning.message) for warning in seen))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(callers_thread)], capture_output=True, text=True, check=True
+    )
+    warned = int(done.stdout.strip())
+    assert warned == (2 if callers_thread and sys.version_info >= (3, 12) else 0)  # one per worker
