@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import select
 import stat
 import sys
 from collections.abc import Callable, Iterable
@@ -241,10 +242,12 @@ class Source:
         size: int | None = None,
         close_stream: Callable[[], None] | None = None,
         at_start: bool = True,
+        arrives_on: int | None = None,
     ) -> None:
         self.name = name
         self.size = size
         self.at_start = at_start
+        self._arrives_on = arrives_on  # the descriptor of a pipe or terminal read as it arrives
         """Whether the stream starts where the input does, not inside it (a share of a file): only
         there do its first bytes tell its compression, and is a byte order mark skipped."""
         self._raw = _CountingReader(stream)
@@ -270,6 +273,17 @@ class Source:
         self.produced += len(data)
         return data
 
+    def would_wait(self) -> bool:
+        """Whether reading on could wait for a writer: a pipe or terminal read as it arrives (`tail -f |`)
+        that holds nothing yet. A file's reads never wait for one."""
+        if self._arrives_on is None:
+            return False
+        try:
+            ready, _, _ = select.select([self._arrives_on], [], [], 0)
+        except (OSError, ValueError):  # closed, or beyond what select takes: reading will tell
+            return False
+        return not ready
+
     def consumed(self) -> int:
         """Raw bytes taken from the input so far, compressed or not."""
         return self._raw.count
@@ -287,6 +301,17 @@ class Source:
         self.close()
 
 
+def _live(stream: Any) -> int | None:
+    """The descriptor of ``stream`` when it is a pipe, a socket or a terminal, whose reads wait for a writer;
+    None for a file or a stream without one."""
+    try:
+        descriptor: int = stream.fileno()
+        mode = os.fstat(descriptor).st_mode
+    except (OSError, ValueError, AttributeError):  # io.UnsupportedOperation is an OSError
+        return None
+    return None if stat.S_ISREG(mode) or stat.S_ISDIR(mode) else descriptor
+
+
 def open_source(path: str) -> Source:
     """Open a file, or stdin for "-"; raises `InputUnreadable` when it cannot be opened at all."""
     if path == "-":
@@ -296,7 +321,10 @@ def open_source(path: str) -> Source:
             # The caller's stdin is not ours to close. Lines are checked as they arrive (`tail -f |`):
             # a read hands over what the pipe holds rather than waiting for a whole chunk.
             buffer = sys.stdin.buffer
-            return Source(STDIN_NAME, _AsItArrives(buffer) if hasattr(buffer, "read1") else buffer)
+            arriving = hasattr(buffer, "read1")
+            return Source(
+                STDIN_NAME, _AsItArrives(buffer) if arriving else buffer, arrives_on=_live(buffer) if arriving else None
+            )
         except OSError as error:
             raise InputUnreadable(STDIN_NAME, error.strerror or str(error)) from error
     try:
@@ -305,7 +333,14 @@ def open_source(path: str) -> Source:
         raise InputUnreadable(path, error.strerror or str(error)) from error
     try:
         info = os.fstat(file.fileno())
-        return Source(path, file, size=info.st_size if stat.S_ISREG(info.st_mode) else None, close_stream=file.close)
+        regular = stat.S_ISREG(info.st_mode)
+        return Source(
+            path,
+            file,
+            size=info.st_size if regular else None,
+            close_stream=file.close,
+            arrives_on=_live(file),
+        )
     except BaseException as error:
         file.close()
         if isinstance(error, OSError):

@@ -196,7 +196,7 @@ def _check_open_source(
         else:
             hint: str | None = None
             lines = _records.iter_lines(source, options.max_line_bytes, stats=stats)
-            ahead = _Ahead(lines, stats) if options.fast and _fastpath.measures_ahead() else None
+            ahead = _Ahead(lines, stats, source) if options.fast and _fastpath.measures_ahead() else None
             for index, item in enumerate(lines if ahead is None else ahead):
                 _interrupts.check()
                 hint = _check_item(report, index, item, source.name, options, hint)
@@ -224,11 +224,16 @@ class _Ahead:
     Where decoding alone does not bound a line's nesting, showing it for each line alone is costly
     (`_fastpath.measure_ahead`); so lines are read ahead, up to `_AHEAD_BYTES`, and measured at once.
     The reader counts the blank lines it passes: `blank_lines` is its count up to the item last handed out.
+    A batch read from a pipe ends where the pipe holds nothing more yet: lines are checked as they
+    arrive (`tail -f |`), not once enough of them came.
     """
 
-    def __init__(self, items: Iterator[_records.RawLine | Diagnostic], stats: _records.ReadStats) -> None:
+    def __init__(
+        self, items: Iterator[_records.RawLine | Diagnostic], stats: _records.ReadStats, source: _sources.Source
+    ) -> None:
         self._items = items
         self._stats = stats
+        self._source = source
         self.blank_lines = stats.blank_lines
 
     def __iter__(self) -> Iterator[_records.RawLine | Diagnostic]:
@@ -236,11 +241,12 @@ class _Ahead:
         while True:
             batch: list[tuple[_records.RawLine | Diagnostic, int]] = []
             size = 0
-            for item in self._items:
+            while size < ahead and not (batch and self._source.would_wait()):
+                item = next(self._items, None)
+                if item is None:
+                    break
                 batch.append((item, self._stats.blank_lines))
                 size += len(item.data) if isinstance(item, _records.RawLine) else 0
-                if size >= ahead:
-                    break
             ahead = min(2 * ahead, _AHEAD_BYTES)
             if not batch:
                 return

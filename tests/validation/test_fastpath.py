@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import itertools
 import json
 import os
 import sys
+import threading
 from functools import cache
 from typing import Any
 
@@ -661,11 +663,44 @@ def test_lines_read_ahead_come_in_order_each_with_the_blank_lines_before_it(tmp_
     path.write_bytes(b"[1]\n\n\n[2]\n\n[3]\n[4]\n\n\n\n[5]\n\n")
     stats = _records.ReadStats()
     with _sources.open_source(str(path)) as source:
-        ahead = _checking._Ahead(_records.iter_lines(source, stats=stats), stats)
+        ahead = _checking._Ahead(_records.iter_lines(source, stats=stats), stats, source)
         seen = [(item.data, ahead.blank_lines) for item in ahead if isinstance(item, _records.RawLine)]
     assert seen == [(b"[1]", 0), (b"[2]", 2), (b"[3]", 3), (b"[4]", 3), (b"[5]", 6)]
     assert measured == [[b"[1]"], [b"[2]", b"[3]"], [b"[4]", b"[5]"]]
     assert stats.blank_lines == 7  # the reader's own count, the last blank line included
+
+
+def test_lines_read_ahead_from_a_pipe_are_handed_out_as_they_arrive(tmp_path, monkeypatch):
+    # A pipe that stays open (`tail -f |`): a batch ends where it holds nothing more, not once enough came.
+    from gym_contract.reading import _records, _sources
+    from gym_contract.validation import _checking
+
+    monkeypatch.setattr(_fastpath, "measure_ahead", lambda lines: None)
+    fifo = tmp_path / "live.jsonl"
+    os.mkfifo(fifo)
+    writer = os.open(fifo, os.O_RDWR)  # held open for writing, as by a producer still at work
+    os.write(writer, b"[1]\n[2]\n")
+    with _sources.open_source(str(fifo)) as source:
+        stats = _records.ReadStats()
+        handed_out = iter(_checking._Ahead(_records.iter_lines(source, stats=stats), stats, source))
+        taken: list[bytes] = []
+
+        def take(count: int) -> None:
+            taken.extend(item.data for item in itertools.islice(handed_out, count))
+
+        for count, more in ((2, None), (1, b"[3]\n")):
+            if more is not None:
+                os.write(writer, more)
+            taker = threading.Thread(target=take, args=(count,))
+            taker.start()
+            taker.join(10)
+            waited = taker.is_alive()
+            if waited:  # a batch waiting for lines that are not coming: end the input so that it stops
+                os.close(writer)
+                taker.join()
+            assert not waited, taken
+        os.close(writer)
+    assert taken == [b"[1]", b"[2]", b"[3]"]
 
 
 @contextlib.contextmanager
