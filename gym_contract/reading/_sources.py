@@ -273,13 +273,13 @@ class Source:
         self.produced += len(data)
         return data
 
-    def would_wait(self) -> bool:
+    def would_wait(self, seconds: float = 0.0) -> bool:
         """Whether reading on could wait for a writer: a pipe or terminal read as it arrives (`tail -f |`)
-        that holds nothing yet. A file's reads never wait for one."""
+        that holds nothing yet, nor after ``seconds`` more. A file's reads never wait for one."""
         if self._arrives_on is None:
             return False
         try:
-            ready, _, _ = select.select([self._arrives_on], [], [], 0)
+            ready, _, _ = select.select([self._arrives_on], [], [], seconds)
         except (OSError, ValueError):  # closed, or beyond what select takes: reading will tell
             return False
         return not ready

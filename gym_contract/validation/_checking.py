@@ -35,6 +35,11 @@ _BATCH_BYTES = 4 * 1024 * 1024
 # takes; the first batches are smaller, so that checking starts as soon as without reading ahead.
 _AHEAD_BYTES = 4 * 1024 * 1024
 _FIRST_AHEAD_BYTES = 64 * 1024
+# How long a batch read from a pipe waits for more before it is checked: a writer that keeps up with
+# the check (`cat`, `zcat`) refills a pipe emptied by a read in far less; one at rest (`tail -f`)
+# leaves its lines unchecked no longer than this. Without the wait, `cat FILE |` ended a batch
+# after nearly every line, each measured on its own.
+_PIPE_PATIENCE = 0.005
 
 
 @dataclass(frozen=True)
@@ -241,7 +246,7 @@ class _Ahead:
         while True:
             batch: list[tuple[_records.RawLine | Diagnostic, int]] = []
             size = 0
-            while size < ahead and not (batch and self._source.would_wait()):
+            while size < ahead and not (batch and self._source.would_wait(_PIPE_PATIENCE)):
                 item = next(self._items, None)
                 if item is None:
                     break
