@@ -192,11 +192,7 @@ def test_bad_input_run_as_a_process_gives_no_traceback(tmp_path):
 def test_a_harness_version_that_is_not_utf8_is_written_with_a_replacement_character():
     # The shell hands the bytes over as they are; Python holds the 0xFF as a lone surrogate.
     stream = REPO_EXAMPLES / "claude-code/spotter-v2.1.39.stream.jsonl"
-    result = subprocess.run(
-        [sys.executable, "-m", "gym_contract", "outcome", "claude-code", str(stream), "--harness-version", "2.\udcff"],
-        capture_output=True,
-        check=False,
-    )
+    result = run("outcome", "claude-code", str(stream), "--harness-version", "2.\udcff")
     assert result.returncode == 0, result.stderr
     outcome = json.loads(result.stdout)
     assert outcome["harness_version"] == "2.\ufffd"
