@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from typing import Any
 
 import pytest
@@ -13,7 +13,7 @@ from gym_contract.lineage import AMBIGUOUS, NO_MATCH, RESOLVED, ROOT, UNRESOLVED
 from gym_contract.lineage import _hash as _lineage_hash
 from gym_contract.models import ModelCallRecord
 
-MIDNIGHT = datetime(2026, 8, 22, tzinfo=UTC).timestamp()
+MIDNIGHT = datetime(2026, 8, 22, tzinfo=timezone.utc).timestamp()
 CWD = "/repo"
 
 
@@ -50,7 +50,7 @@ class Capture:
         self.step = step
 
     def today(self) -> str:
-        return datetime.fromtimestamp(self.clock, UTC).strftime("%A %d %B %Y")
+        return datetime.fromtimestamp(self.clock, timezone.utc).strftime("%A %d %B %Y")
 
     def append(self, dialect: str, request: dict[str, Any], response: dict[str, Any]) -> str:
         call_id = f"call-{len(self.records):03d}"
