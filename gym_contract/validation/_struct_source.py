@@ -30,7 +30,9 @@ _MSGSPEC = {msgspec.Raw: "msgspec.Raw", msgspec.UnsetType: "msgspec.UnsetType", 
 # What `msgspec.Meta` may say, in the order it is written out.
 _META = ("gt", "ge", "lt", "le", "multiple_of", "pattern", "min_length", "max_length")
 # Names the module binds for the types and checks; an attribute of a Struct must not hide one in its class body.
-_MODULE_NAMES = frozenset({"Annotated", "Any", "Literal", "Union", "msgspec", "conformer", "UNSET", *_PLAIN.values()})
+_MODULE_NAMES = frozenset(
+    {"Annotated", "Any", "Literal", "Union", "msgspec", "conformer", "MemberStruct", "UNSET", *_PLAIN.values()}
+)
 # Names the checks bind afresh for each helper and constant they make: numbered again, in order, in the module.
 _NUMBERED = re.compile(r"_([hc])\d+")
 
@@ -91,13 +93,16 @@ class _Module:
         name = definition.struct.__name__
         if not name.isidentifier() or name in _MODULE_NAMES or name.startswith("_"):
             raise RenderError(f"a Struct named {name!r} cannot be a class of the module")
-        options = ["msgspec.Struct", "kw_only=True", f"forbid_unknown_fields={definition.forbid}"]
+        options = ["MemberStruct", "kw_only=True", f"forbid_unknown_fields={definition.forbid}"]
         if definition.renamed:
             options.append(f"rename={_literal(definition.renamed)}")
         if definition.tag is not None:
             options += [f"tag_field={_literal(definition.tag[0])}", f"tag={_literal(definition.tag[1])}"]
         options.append("gc=False")
         body = [self._field(*field) for field in definition.fields]
+        tag_value = definition.struct.__dict__.get(definition.tag[0]) if definition.tag else None
+        if tag_value is not None:
+            body.append(f"    {definition.tag[0]} = {_literal(tag_value)}")  # the tag, read as a member
         if definition.checks:
             body.append(self._post_init(definition))
         return f"class {name}({', '.join(options)}):\n" + ("\n".join(body) or "    pass") + "\n"
@@ -191,6 +196,7 @@ from typing import Annotated, Any, Literal, Union
 
 import msgspec
 
+from gym_contract._objects import MemberStruct
 from gym_contract.validation._struct_checks import conformer'''
 
 

@@ -26,6 +26,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from gym_contract import schemas
+from gym_contract._objects import MemberStruct
 from gym_contract._vocabulary import SCHEMA_OF_KIND
 from gym_contract.validation._struct_checks import (
     ANNOTATIONS,
@@ -78,6 +79,11 @@ def _attribute(key: str, taken: set[str]) -> str:
         name = f"field_{len(taken)}"
     taken.add(name)
     return name
+
+
+def _readable_tag(tag_field: str, attributes: dict[str, str]) -> bool:
+    """Whether a tag can be a class attribute of its own name: an identifier that no field takes."""
+    return tag_field not in attributes.values() and _attribute(tag_field, set()) == tag_field
 
 
 @dataclass(frozen=True)
@@ -240,15 +246,19 @@ class _Compiler:
             name += "_"
         self._names.add(name)
         renamed = {attribute: key for key, attribute in attributes.items() if attribute != key}
+        namespace: dict[str, Any] = {"__post_init__": post_init(checks, what)} if checks else {}
+        if tag is not None and _readable_tag(tag[0], attributes):
+            namespace[tag[0]] = tag[1]  # read as the member it is in JSON (`gym_contract._objects`)
         struct = msgspec.defstruct(
             name,
             fields,
+            bases=(MemberStruct,),
             kw_only=True,
             forbid_unknown_fields=forbid,
             rename=renamed or None,
             tag_field=tag[0] if tag else None,
             tag=tag[1] if tag else None,
-            namespace={"__post_init__": post_init(checks, what)} if checks else {},
+            namespace=namespace,
             # Decoded records hold no cycles: the garbage collector need not track them.
             gc=False,
         )

@@ -4,6 +4,7 @@ from typing import Annotated, Any, Literal, Union
 
 import msgspec
 
+from gym_contract._objects import MemberStruct
 from gym_contract.validation._struct_checks import conformer
 
 SCHEMAS_DIGEST = "4b48ec0e"
@@ -14,12 +15,12 @@ UNSET = msgspec.UNSET
 _object_types = (dict, msgspec.Struct)
 
 
-class ModelServerRef(msgspec.Struct, kw_only=True, forbid_unknown_fields=False, gc=False):
+class ModelServerRef(MemberStruct, kw_only=True, forbid_unknown_fields=False, gc=False):
     type: Literal["responses_api_models"]
     name: str
 
 
-class ModelCallRef(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
+class ModelCallRef(MemberStruct, kw_only=True, forbid_unknown_fields=True, gc=False):
     model_call_id: Union[str, None, msgspec.UnsetType] = msgspec.UNSET
     model_ref: Union[ModelServerRef, None, msgspec.UnsetType] = msgspec.UNSET
     response_id: Union[str, None, msgspec.UnsetType] = msgspec.UNSET
@@ -54,36 +55,36 @@ class ModelCallRef(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=
             raise ValueError("ModelCallRef does not satisfy its schema")
 
 
-class InputText(
-    msgspec.Struct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="input_text", gc=False
-):
+class InputText(MemberStruct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="input_text", gc=False):
     text: str
+    type = "input_text"
 
 
 class InputImage(
-    msgspec.Struct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="input_image", gc=False
+    MemberStruct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="input_image", gc=False
 ):
     detail: Union[str, msgspec.UnsetType] = msgspec.UNSET
     file_id: Union[str, None, msgspec.UnsetType] = msgspec.UNSET
     image_url: Union[str, None, msgspec.UnsetType] = msgspec.UNSET
+    type = "input_image"
 
 
-class InputFile(
-    msgspec.Struct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="input_file", gc=False
-):
+class InputFile(MemberStruct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="input_file", gc=False):
     file_data: Union[str, None, msgspec.UnsetType] = msgspec.UNSET
     file_id: Union[str, None, msgspec.UnsetType] = msgspec.UNSET
     file_url: Union[str, None, msgspec.UnsetType] = msgspec.UNSET
     filename: Union[str, None, msgspec.UnsetType] = msgspec.UNSET
+    type = "input_file"
 
 
 class InputAudio(
-    msgspec.Struct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="input_audio", gc=False
+    MemberStruct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="input_audio", gc=False
 ):
     input_audio: dict[str, msgspec.Raw]
+    type = "input_audio"
 
 
-class VideoUrl(msgspec.Struct, kw_only=True, forbid_unknown_fields=False, gc=False):
+class VideoUrl(MemberStruct, kw_only=True, forbid_unknown_fields=False, gc=False):
     url: Annotated[
         str,
         msgspec.Meta(pattern="[^\t\n\x0b\x0c\r \x1c-\x1f\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"),
@@ -91,7 +92,7 @@ class VideoUrl(msgspec.Struct, kw_only=True, forbid_unknown_fields=False, gc=Fal
 
 
 class InputVideo(
-    msgspec.Struct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="input_video", gc=False
+    MemberStruct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="input_video", gc=False
 ):
     video_url: Union[
         Annotated[
@@ -113,6 +114,7 @@ class InputVideo(
         VideoUrl,
         msgspec.UnsetType,
     ] = msgspec.UNSET
+    type = "input_video"
 
     def __post_init__(self) -> None:
         if not ((not (self.video is not UNSET)) if (self.video_url is not UNSET) else (self.video is not UNSET)):
@@ -120,20 +122,20 @@ class InputVideo(
 
 
 class OutputText(
-    msgspec.Struct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="output_text", gc=False
+    MemberStruct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="output_text", gc=False
 ):
     annotations: list[msgspec.Raw]
     text: str
     logprobs: Union[list[msgspec.Raw], None, msgspec.UnsetType] = msgspec.UNSET
+    type = "output_text"
 
 
-class Refusal(msgspec.Struct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="refusal", gc=False):
+class Refusal(MemberStruct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="refusal", gc=False):
     refusal: str
+    type = "refusal"
 
 
-class MergedMessage(
-    msgspec.Struct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="message", gc=False
-):
+class MergedMessage(MemberStruct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="message", gc=False):
     content: Union[
         str,
         list[Union[InputText, InputImage, InputFile, InputAudio, InputVideo, OutputText, Refusal]],
@@ -146,6 +148,7 @@ class MergedMessage(
     routed_experts: Union[str, list[list[list[int]]], None, msgspec.UnsetType] = msgspec.UNSET
     status: Union[Literal["in_progress", "completed", "incomplete"], msgspec.UnsetType] = msgspec.UNSET
     id: Union[str, msgspec.UnsetType] = msgspec.UNSET
+    type = "message"
 
     def __post_init__(self) -> None:
         if not (
@@ -258,7 +261,7 @@ class MergedMessage(
 
 
 class FunctionCall(
-    msgspec.Struct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="function_call", gc=False
+    MemberStruct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="function_call", gc=False
 ):
     arguments: str
     call_id: str
@@ -269,6 +272,7 @@ class FunctionCall(
     generation_token_ids: Union[list[int], msgspec.UnsetType] = msgspec.UNSET
     generation_log_probs: Union[list[Union[int, float]], msgspec.UnsetType] = msgspec.UNSET
     routed_experts: Union[str, list[list[list[int]]], None, msgspec.UnsetType] = msgspec.UNSET
+    type = "function_call"
 
     def __post_init__(self) -> None:
         if not (
@@ -305,7 +309,7 @@ class FunctionCall(
 
 
 class FunctionCallOutput(
-    msgspec.Struct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="function_call_output", gc=False
+    MemberStruct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="function_call_output", gc=False
 ):
     call_id: str
     output: Union[str, list[msgspec.Raw]]
@@ -315,6 +319,7 @@ class FunctionCallOutput(
     generation_token_ids: Union[list[int], msgspec.UnsetType] = msgspec.UNSET
     generation_log_probs: Union[list[Union[int, float]], msgspec.UnsetType] = msgspec.UNSET
     routed_experts: Union[str, list[list[list[int]]], None, msgspec.UnsetType] = msgspec.UNSET
+    type = "function_call_output"
 
     def __post_init__(self) -> None:
         if not (
@@ -350,17 +355,17 @@ class FunctionCallOutput(
             raise ValueError("FunctionCallOutput does not satisfy its schema")
 
 
-class ReasoningSummary(msgspec.Struct, kw_only=True, forbid_unknown_fields=False, gc=False):
+class ReasoningSummary(MemberStruct, kw_only=True, forbid_unknown_fields=False, gc=False):
     text: str
     type: Literal["summary_text"]
 
 
-class ReasoningContent(msgspec.Struct, kw_only=True, forbid_unknown_fields=False, gc=False):
+class ReasoningContent(MemberStruct, kw_only=True, forbid_unknown_fields=False, gc=False):
     text: str
     type: Literal["reasoning_text"]
 
 
-class Reasoning(msgspec.Struct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="reasoning", gc=False):
+class Reasoning(MemberStruct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="reasoning", gc=False):
     id: str
     summary: list[ReasoningSummary]
     encrypted_content: Union[str, None, msgspec.UnsetType] = msgspec.UNSET
@@ -369,6 +374,7 @@ class Reasoning(msgspec.Struct, kw_only=True, forbid_unknown_fields=False, tag_f
     generation_token_ids: Union[list[int], msgspec.UnsetType] = msgspec.UNSET
     generation_log_probs: Union[list[Union[int, float]], msgspec.UnsetType] = msgspec.UNSET
     routed_experts: Union[str, list[list[list[int]]], None, msgspec.UnsetType] = msgspec.UNSET
+    type = "reasoning"
 
     def __post_init__(self) -> None:
         if not (
@@ -404,7 +410,7 @@ class Reasoning(msgspec.Struct, kw_only=True, forbid_unknown_fields=False, tag_f
             raise ValueError("Reasoning does not satisfy its schema")
 
 
-class McpCall(msgspec.Struct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="mcp_call", gc=False):
+class McpCall(MemberStruct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="mcp_call", gc=False):
     arguments: str
     name: str
     id: Union[str, None, msgspec.UnsetType] = msgspec.UNSET
@@ -417,6 +423,7 @@ class McpCall(msgspec.Struct, kw_only=True, forbid_unknown_fields=False, tag_fie
     generation_token_ids: Union[list[int], msgspec.UnsetType] = msgspec.UNSET
     generation_log_probs: Union[list[Union[int, float]], msgspec.UnsetType] = msgspec.UNSET
     routed_experts: Union[str, list[list[list[int]]], None, msgspec.UnsetType] = msgspec.UNSET
+    type = "mcp_call"
 
     def __post_init__(self) -> None:
         if not (
@@ -453,7 +460,7 @@ class McpCall(msgspec.Struct, kw_only=True, forbid_unknown_fields=False, tag_fie
 
 
 class McpListTools(
-    msgspec.Struct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="mcp_list_tools", gc=False
+    MemberStruct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="mcp_list_tools", gc=False
 ):
     tools: Union[list[msgspec.Raw], msgspec.UnsetType] = msgspec.UNSET
     id: Union[str, None, msgspec.UnsetType] = msgspec.UNSET
@@ -463,6 +470,7 @@ class McpListTools(
     generation_token_ids: Union[list[int], msgspec.UnsetType] = msgspec.UNSET
     generation_log_probs: Union[list[Union[int, float]], msgspec.UnsetType] = msgspec.UNSET
     routed_experts: Union[str, list[list[list[int]]], None, msgspec.UnsetType] = msgspec.UNSET
+    type = "mcp_list_tools"
 
     def __post_init__(self) -> None:
         if not (
@@ -499,7 +507,7 @@ class McpListTools(
 
 
 class McpApprovalRequest(
-    msgspec.Struct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="mcp_approval_request", gc=False
+    MemberStruct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="mcp_approval_request", gc=False
 ):
     arguments: str
     name: str
@@ -509,6 +517,7 @@ class McpApprovalRequest(
     generation_token_ids: Union[list[int], msgspec.UnsetType] = msgspec.UNSET
     generation_log_probs: Union[list[Union[int, float]], msgspec.UnsetType] = msgspec.UNSET
     routed_experts: Union[str, list[list[list[int]]], None, msgspec.UnsetType] = msgspec.UNSET
+    type = "mcp_approval_request"
 
     def __post_init__(self) -> None:
         if not (
@@ -545,7 +554,7 @@ class McpApprovalRequest(
 
 
 class FileSearchCall(
-    msgspec.Struct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="file_search_call", gc=False
+    MemberStruct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="file_search_call", gc=False
 ):
     id: str
     queries: list[msgspec.Raw]
@@ -555,6 +564,7 @@ class FileSearchCall(
     generation_token_ids: Union[list[int], msgspec.UnsetType] = msgspec.UNSET
     generation_log_probs: Union[list[Union[int, float]], msgspec.UnsetType] = msgspec.UNSET
     routed_experts: Union[str, list[list[list[int]]], None, msgspec.UnsetType] = msgspec.UNSET
+    type = "file_search_call"
 
     def __post_init__(self) -> None:
         if not (
@@ -591,7 +601,7 @@ class FileSearchCall(
 
 
 class WebSearchCall(
-    msgspec.Struct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="web_search_call", gc=False
+    MemberStruct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="web_search_call", gc=False
 ):
     id: str
     status: str
@@ -600,6 +610,7 @@ class WebSearchCall(
     generation_token_ids: Union[list[int], msgspec.UnsetType] = msgspec.UNSET
     generation_log_probs: Union[list[Union[int, float]], msgspec.UnsetType] = msgspec.UNSET
     routed_experts: Union[str, list[list[list[int]]], None, msgspec.UnsetType] = msgspec.UNSET
+    type = "web_search_call"
 
     def __post_init__(self) -> None:
         if not (
@@ -636,7 +647,7 @@ class WebSearchCall(
 
 
 class ComputerCall(
-    msgspec.Struct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="computer_call", gc=False
+    MemberStruct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="computer_call", gc=False
 ):
     id: str
     action: dict[str, msgspec.Raw]
@@ -647,6 +658,7 @@ class ComputerCall(
     generation_token_ids: Union[list[int], msgspec.UnsetType] = msgspec.UNSET
     generation_log_probs: Union[list[Union[int, float]], msgspec.UnsetType] = msgspec.UNSET
     routed_experts: Union[str, list[list[list[int]]], None, msgspec.UnsetType] = msgspec.UNSET
+    type = "computer_call"
 
     def __post_init__(self) -> None:
         if not (
@@ -683,7 +695,7 @@ class ComputerCall(
 
 
 class ImageGenerationCall(
-    msgspec.Struct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="image_generation_call", gc=False
+    MemberStruct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="image_generation_call", gc=False
 ):
     id: str
     result: Union[str, None, msgspec.UnsetType] = msgspec.UNSET
@@ -692,6 +704,7 @@ class ImageGenerationCall(
     generation_token_ids: Union[list[int], msgspec.UnsetType] = msgspec.UNSET
     generation_log_probs: Union[list[Union[int, float]], msgspec.UnsetType] = msgspec.UNSET
     routed_experts: Union[str, list[list[list[int]]], None, msgspec.UnsetType] = msgspec.UNSET
+    type = "image_generation_call"
 
     def __post_init__(self) -> None:
         if not (
@@ -728,7 +741,7 @@ class ImageGenerationCall(
 
 
 class CodeInterpreterCall(
-    msgspec.Struct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="code_interpreter_call", gc=False
+    MemberStruct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="code_interpreter_call", gc=False
 ):
     id: str
     code: Union[str, None, msgspec.UnsetType] = msgspec.UNSET
@@ -739,6 +752,7 @@ class CodeInterpreterCall(
     generation_token_ids: Union[list[int], msgspec.UnsetType] = msgspec.UNSET
     generation_log_probs: Union[list[Union[int, float]], msgspec.UnsetType] = msgspec.UNSET
     routed_experts: Union[str, list[list[list[int]]], None, msgspec.UnsetType] = msgspec.UNSET
+    type = "code_interpreter_call"
 
     def __post_init__(self) -> None:
         if not (
@@ -775,7 +789,7 @@ class CodeInterpreterCall(
 
 
 class LocalShellCall(
-    msgspec.Struct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="local_shell_call", gc=False
+    MemberStruct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="local_shell_call", gc=False
 ):
     id: str
     action: dict[str, msgspec.Raw]
@@ -785,6 +799,7 @@ class LocalShellCall(
     generation_token_ids: Union[list[int], msgspec.UnsetType] = msgspec.UNSET
     generation_log_probs: Union[list[Union[int, float]], msgspec.UnsetType] = msgspec.UNSET
     routed_experts: Union[str, list[list[list[int]]], None, msgspec.UnsetType] = msgspec.UNSET
+    type = "local_shell_call"
 
     def __post_init__(self) -> None:
         if not (
@@ -821,7 +836,7 @@ class LocalShellCall(
 
 
 class CustomToolCall(
-    msgspec.Struct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="custom_tool_call", gc=False
+    MemberStruct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="custom_tool_call", gc=False
 ):
     call_id: str
     input: str
@@ -831,6 +846,7 @@ class CustomToolCall(
     generation_token_ids: Union[list[int], msgspec.UnsetType] = msgspec.UNSET
     generation_log_probs: Union[list[Union[int, float]], msgspec.UnsetType] = msgspec.UNSET
     routed_experts: Union[str, list[list[list[int]]], None, msgspec.UnsetType] = msgspec.UNSET
+    type = "custom_tool_call"
 
     def __post_init__(self) -> None:
         if not (
@@ -867,7 +883,7 @@ class CustomToolCall(
 
 
 class ComputerCallOutput(
-    msgspec.Struct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="computer_call_output", gc=False
+    MemberStruct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="computer_call_output", gc=False
 ):
     call_id: str
     output: dict[str, msgspec.Raw]
@@ -878,6 +894,7 @@ class ComputerCallOutput(
     generation_token_ids: Union[list[int], msgspec.UnsetType] = msgspec.UNSET
     generation_log_probs: Union[list[Union[int, float]], msgspec.UnsetType] = msgspec.UNSET
     routed_experts: Union[str, list[list[list[int]]], None, msgspec.UnsetType] = msgspec.UNSET
+    type = "computer_call_output"
 
     def __post_init__(self) -> None:
         if not (
@@ -914,7 +931,7 @@ class ComputerCallOutput(
 
 
 class CustomToolCallOutput(
-    msgspec.Struct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="custom_tool_call_output", gc=False
+    MemberStruct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="custom_tool_call_output", gc=False
 ):
     call_id: str
     output: Union[str, list[msgspec.Raw]]
@@ -923,6 +940,7 @@ class CustomToolCallOutput(
     generation_token_ids: Union[list[int], msgspec.UnsetType] = msgspec.UNSET
     generation_log_probs: Union[list[Union[int, float]], msgspec.UnsetType] = msgspec.UNSET
     routed_experts: Union[str, list[list[list[int]]], None, msgspec.UnsetType] = msgspec.UNSET
+    type = "custom_tool_call_output"
 
     def __post_init__(self) -> None:
         if not (
@@ -959,7 +977,7 @@ class CustomToolCallOutput(
 
 
 class LocalShellCallOutput(
-    msgspec.Struct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="local_shell_call_output", gc=False
+    MemberStruct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="local_shell_call_output", gc=False
 ):
     id: str
     output: str
@@ -968,6 +986,7 @@ class LocalShellCallOutput(
     generation_token_ids: Union[list[int], msgspec.UnsetType] = msgspec.UNSET
     generation_log_probs: Union[list[Union[int, float]], msgspec.UnsetType] = msgspec.UNSET
     routed_experts: Union[str, list[list[list[int]]], None, msgspec.UnsetType] = msgspec.UNSET
+    type = "local_shell_call_output"
 
     def __post_init__(self) -> None:
         if not (
@@ -1004,7 +1023,7 @@ class LocalShellCallOutput(
 
 
 class McpApprovalResponse(
-    msgspec.Struct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="mcp_approval_response", gc=False
+    MemberStruct, kw_only=True, forbid_unknown_fields=False, tag_field="type", tag="mcp_approval_response", gc=False
 ):
     approval_request_id: str
     approve: bool
@@ -1014,6 +1033,7 @@ class McpApprovalResponse(
     generation_token_ids: Union[list[int], msgspec.UnsetType] = msgspec.UNSET
     generation_log_probs: Union[list[Union[int, float]], msgspec.UnsetType] = msgspec.UNSET
     routed_experts: Union[str, list[list[list[int]]], None, msgspec.UnsetType] = msgspec.UNSET
+    type = "mcp_approval_response"
 
     def __post_init__(self) -> None:
         if not (
@@ -1050,7 +1070,7 @@ class McpApprovalResponse(
 
 
 class AgentInvocation(
-    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag_field="kind", tag="agent_invocation", gc=False
+    MemberStruct, kw_only=True, forbid_unknown_fields=True, tag_field="kind", tag="agent_invocation", gc=False
 ):
     invocation_id: str
     parent_invocation_id: Union[str, None, msgspec.UnsetType] = msgspec.UNSET
@@ -1086,10 +1106,11 @@ class AgentInvocation(
         ],
         msgspec.UnsetType,
     ] = msgspec.UNSET
+    kind = "agent_invocation"
 
 
 class ToolCallObservation(
-    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag_field="kind", tag="tool_call", gc=False
+    MemberStruct, kw_only=True, forbid_unknown_fields=True, tag_field="kind", tag="tool_call", gc=False
 ):
     invocation_id: str
     tool_call_id: str
@@ -1105,10 +1126,11 @@ class ToolCallObservation(
         Literal["completed", "failed", "timeout", "cancelled", "incomplete", "unknown"], msgspec.UnsetType
     ] = msgspec.UNSET
     error_type: Union[str, None, msgspec.UnsetType] = msgspec.UNSET
+    kind = "tool_call"
 
 
 class ContextCompactionObservation(
-    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag_field="kind", tag="context_compaction", gc=False
+    MemberStruct, kw_only=True, forbid_unknown_fields=True, tag_field="kind", tag="context_compaction", gc=False
 ):
     invocation_id: str
     observed_at: Union[int, float, None, msgspec.UnsetType] = msgspec.UNSET
@@ -1121,10 +1143,11 @@ class ContextCompactionObservation(
     before_model_call: Union[ModelCallRef, None, msgspec.UnsetType] = msgspec.UNSET
     model_calls: Union[list[ModelCallRef], msgspec.UnsetType] = msgspec.UNSET
     after_model_call: Union[ModelCallRef, None, msgspec.UnsetType] = msgspec.UNSET
+    kind = "context_compaction"
 
 
 class SandboxObservation(
-    msgspec.Struct, kw_only=True, forbid_unknown_fields=True, tag_field="kind", tag="sandbox", gc=False
+    MemberStruct, kw_only=True, forbid_unknown_fields=True, tag_field="kind", tag="sandbox", gc=False
 ):
     role: Literal["agent", "verifier", "environment"]
     provider: Union[str, None, msgspec.UnsetType] = msgspec.UNSET
@@ -1144,15 +1167,16 @@ class SandboxObservation(
     ] = msgspec.UNSET
     resource_usage_source: Union[str, None, msgspec.UnsetType] = msgspec.UNSET
     error_type: Union[str, None, msgspec.UnsetType] = msgspec.UNSET
+    kind = "sandbox"
 
 
-class ObservationGap(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
+class ObservationGap(MemberStruct, kw_only=True, forbid_unknown_fields=True, gc=False):
     code: str
     invocation_id: Union[str, None, msgspec.UnsetType] = msgspec.UNSET
     detail: Union[str, None, msgspec.UnsetType] = msgspec.UNSET
 
 
-class AgentObservationBundle(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
+class AgentObservationBundle(MemberStruct, kw_only=True, forbid_unknown_fields=True, gc=False):
     source: str
     records: Union[
         list[Union[AgentInvocation, ToolCallObservation, ContextCompactionObservation, SandboxObservation]],
@@ -1161,18 +1185,18 @@ class AgentObservationBundle(msgspec.Struct, kw_only=True, forbid_unknown_fields
     gaps: Union[list[ObservationGap], msgspec.UnsetType] = msgspec.UNSET
 
 
-class Classifier(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
+class Classifier(MemberStruct, kw_only=True, forbid_unknown_fields=True, gc=False):
     name: str
     version: str
 
 
-class Signal(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
+class Signal(MemberStruct, kw_only=True, forbid_unknown_fields=True, gc=False):
     artifact: str
     field: str
     value: Union[msgspec.Raw, msgspec.UnsetType] = msgspec.UNSET
 
 
-class AgentOutcome(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
+class AgentOutcome(MemberStruct, kw_only=True, forbid_unknown_fields=True, gc=False):
     schema_version: Union[Literal["1.0"], msgspec.UnsetType] = msgspec.UNSET
     harness: str
     harness_version: Union[str, None, msgspec.UnsetType] = msgspec.UNSET
@@ -1207,7 +1231,7 @@ class AgentOutcome(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=
     warnings: Union[list[str], msgspec.UnsetType] = msgspec.UNSET
 
 
-class CaptureExchange(msgspec.Struct, kw_only=True, forbid_unknown_fields=False, gc=False):
+class CaptureExchange(MemberStruct, kw_only=True, forbid_unknown_fields=False, gc=False):
     model_call_id: str
     dialect: Union[Literal["responses", "chat", "messages"], None, msgspec.UnsetType] = msgspec.UNSET
     model_ref: Union[ModelServerRef, None, msgspec.UnsetType] = msgspec.UNSET
@@ -1227,7 +1251,7 @@ class CaptureExchange(msgspec.Struct, kw_only=True, forbid_unknown_fields=False,
     response_raw: Union[str, None, msgspec.UnsetType] = msgspec.UNSET
 
 
-class CaptureMetrics(msgspec.Struct, kw_only=True, forbid_unknown_fields=False, gc=False):
+class CaptureMetrics(MemberStruct, kw_only=True, forbid_unknown_fields=False, gc=False):
     tokens_in: Union[Annotated[int, msgspec.Meta(ge=0)], None, msgspec.UnsetType] = msgspec.UNSET
     tokens_out: Union[Annotated[int, msgspec.Meta(ge=0)], None, msgspec.UnsetType] = msgspec.UNSET
     tokens_reasoning: Union[Annotated[int, msgspec.Meta(ge=0)], None, msgspec.UnsetType] = msgspec.UNSET
@@ -1239,13 +1263,13 @@ class CaptureMetrics(msgspec.Struct, kw_only=True, forbid_unknown_fields=False, 
     num_calls: Annotated[int, msgspec.Meta(ge=0)]
 
 
-class CapturedToolCall(msgspec.Struct, kw_only=True, forbid_unknown_fields=False, gc=False):
+class CapturedToolCall(MemberStruct, kw_only=True, forbid_unknown_fields=False, gc=False):
     call_id: Union[msgspec.Raw, msgspec.UnsetType] = msgspec.UNSET
     name: Union[msgspec.Raw, msgspec.UnsetType] = msgspec.UNSET
     arguments: Union[msgspec.Raw, msgspec.UnsetType] = msgspec.UNSET
 
 
-class ModelCallRecord(msgspec.Struct, kw_only=True, forbid_unknown_fields=False, gc=False):
+class ModelCallRecord(MemberStruct, kw_only=True, forbid_unknown_fields=False, gc=False):
     model_call_id: Union[str, None, msgspec.UnsetType] = msgspec.UNSET
     response_id: Union[str, None, msgspec.UnsetType] = msgspec.UNSET
     call_index: Annotated[int, msgspec.Meta(ge=0)]
@@ -1279,14 +1303,14 @@ class ModelCallRecord(msgspec.Struct, kw_only=True, forbid_unknown_fields=False,
     ] = msgspec.UNSET
 
 
-class ModelCallCapture(msgspec.Struct, kw_only=True, forbid_unknown_fields=False, gc=False):
+class ModelCallCapture(MemberStruct, kw_only=True, forbid_unknown_fields=False, gc=False):
     rollout_id: str
     metrics: CaptureMetrics
     calls: list[ModelCallRecord]
     gaps: Union[list[ObservationGap], msgspec.UnsetType] = msgspec.UNSET
 
 
-class AgentInvocation_(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
+class AgentInvocation_(MemberStruct, kw_only=True, forbid_unknown_fields=True, gc=False):
     kind: Union[Literal["agent_invocation"], msgspec.UnsetType] = msgspec.UNSET
     invocation_id: str
     parent_invocation_id: Union[str, None, msgspec.UnsetType] = msgspec.UNSET
@@ -1324,7 +1348,7 @@ class AgentInvocation_(msgspec.Struct, kw_only=True, forbid_unknown_fields=True,
     ] = msgspec.UNSET
 
 
-class TrajectoryTurn(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
+class TrajectoryTurn(MemberStruct, kw_only=True, forbid_unknown_fields=True, gc=False):
     invocation_id: str
     task_id: str
     rollout_id: str
@@ -1338,7 +1362,7 @@ class TrajectoryTurn(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, g
     model_calls: Union[list[ModelCallRef], msgspec.UnsetType] = msgspec.UNSET
 
 
-class TrajectoryResponseMetadata(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
+class TrajectoryResponseMetadata(MemberStruct, kw_only=True, forbid_unknown_fields=True, gc=False):
     response_id: Union[str, None, msgspec.UnsetType] = msgspec.UNSET
     model_ref: Union[ModelServerRef, None, msgspec.UnsetType] = msgspec.UNSET
     model: Union[str, None, msgspec.UnsetType] = msgspec.UNSET
@@ -1352,7 +1376,7 @@ class TrajectoryResponseMetadata(msgspec.Struct, kw_only=True, forbid_unknown_fi
     ] = msgspec.UNSET
 
 
-class TrajectoryTokenStats(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
+class TrajectoryTokenStats(MemberStruct, kw_only=True, forbid_unknown_fields=True, gc=False):
     prompt_tokens: Union[Annotated[int, msgspec.Meta(ge=0)], None, msgspec.UnsetType] = msgspec.UNSET
     completion_tokens: Union[Annotated[int, msgspec.Meta(ge=0)], None, msgspec.UnsetType] = msgspec.UNSET
     reasoning_tokens: Union[Annotated[int, msgspec.Meta(ge=0)], None, msgspec.UnsetType] = msgspec.UNSET
@@ -1360,7 +1384,7 @@ class TrajectoryTokenStats(msgspec.Struct, kw_only=True, forbid_unknown_fields=T
     cached_tokens: Union[Annotated[int, msgspec.Meta(ge=0)], None, msgspec.UnsetType] = msgspec.UNSET
 
 
-class TrajectoryModelCall(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
+class TrajectoryModelCall(MemberStruct, kw_only=True, forbid_unknown_fields=True, gc=False):
     model_call_id: Union[str, None, msgspec.UnsetType] = msgspec.UNSET
     started_at: Union[int, float, None, msgspec.UnsetType] = msgspec.UNSET
     completed_at: Union[int, float, None, msgspec.UnsetType] = msgspec.UNSET
@@ -1373,7 +1397,7 @@ class TrajectoryModelCall(msgspec.Struct, kw_only=True, forbid_unknown_fields=Tr
     token_stats: Union[TrajectoryTokenStats, msgspec.UnsetType] = msgspec.UNSET
 
 
-class TrajectoryToolCall(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
+class TrajectoryToolCall(MemberStruct, kw_only=True, forbid_unknown_fields=True, gc=False):
     kind: Union[Literal["tool_call"], msgspec.UnsetType] = msgspec.UNSET
     invocation_id: str
     tool_call_id: str
@@ -1392,7 +1416,7 @@ class TrajectoryToolCall(msgspec.Struct, kw_only=True, forbid_unknown_fields=Tru
     output: Union[msgspec.Raw, msgspec.UnsetType] = msgspec.UNSET
 
 
-class TrajectoryRecord(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
+class TrajectoryRecord(MemberStruct, kw_only=True, forbid_unknown_fields=True, gc=False):
     schema_version: Union[Literal["1.0"], msgspec.UnsetType] = msgspec.UNSET
     task_id: str
     rollout_id: str

@@ -1,0 +1,93 @@
+"""JSON objects read member by member, alike whether decoded into Structs or parsed into dicts.
+
+The fast path hands a record to the rules, tallies and coverage as the Structs it was decoded into;
+every other path as plain dicts. Both are read the same way, by attribute — ``call.model_call_id`` —
+which on a Struct is a slot read, the cheapest read Python has, so that the fast path never turns
+its Structs into dicts. A dict is read through a `DictObject`, whose attributes are its keys. A
+member the object does not have reads as `UNSET` (a null member as None), on either form; so does
+one its Struct does not declare (`MemberStruct`), and the tag of a tagged union's member reads as
+its value. What a reader does with a value of the wrong type is the typed reads' business
+(`gym_contract._values`): UNSET is not a string, a number or an object to any of them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from msgspec import UNSET, Struct
+
+__all__ = ["UNSET", "DictObject", "MemberStruct", "given", "is_object", "objects", "plain", "read", "readable"]
+
+
+class MemberStruct(Struct, gc=False):
+    """The base of the compiled Structs: a member the Struct does not declare reads as UNSET."""
+
+    def __getattr__(self, name: str) -> Any:
+        # Only called when no field, class attribute or method has the name.
+        if name.startswith("__"):
+            raise AttributeError(name)  # the protocols Python probes for (copy, pickle, …)
+        return UNSET
+
+
+class DictObject:
+    """A parsed JSON object read by attribute: each key an attribute, its objects read the same way."""
+
+    __slots__ = ("whole",)
+
+    def __init__(self, whole: dict[str, Any]) -> None:
+        self.whole = whole
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return readable(self.whole.get(name, UNSET))
+
+    def __repr__(self) -> str:
+        return f"DictObject({self.whole!r})"
+
+
+OBJECT_TYPES = (Struct, DictObject)
+"""What a JSON object is to a reader."""
+
+
+def readable(value: Any) -> Any:
+    """``value`` as readers read it: a dict as a `DictObject`, a list with its objects so, anything else as it is."""
+    if isinstance(value, dict):
+        return DictObject(value)
+    if isinstance(value, list):
+        return [readable(item) for item in value]
+    return value
+
+
+def read(value: Any, name: str) -> Any:
+    """The member ``name`` of an object, whichever its form, or UNSET; for names known only at run time."""
+    return getattr(value, name, UNSET) if isinstance(value, OBJECT_TYPES) else UNSET
+
+
+def is_object(value: Any) -> bool:
+    """Whether ``value`` is a JSON object, decoded or parsed."""
+    return isinstance(value, OBJECT_TYPES)
+
+
+def objects(value: Any) -> list[Any]:
+    """The objects of a list, skipping anything else; empty when ``value`` is not a list."""
+    if type(value) is not list:
+        return []
+    return [item for item in value if isinstance(item, OBJECT_TYPES)]
+
+
+def given(value: Any) -> bool:
+    """Whether a member holds a value: neither absent (UNSET) nor null."""
+    return value is not None and value is not UNSET
+
+
+def plain(value: Any) -> Any:
+    """``value`` as plain data: Structs and `DictObject`s as dicts, opaque payloads left as `msgspec.Raw`."""
+    if isinstance(value, DictObject):
+        return value.whole
+    if isinstance(value, list):
+        return [plain(item) for item in value]
+    if isinstance(value, Struct):
+        return msgspec.to_builtins(value, builtin_types=(msgspec.Raw,))
+    return value
