@@ -17,7 +17,18 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, Struct
 
-__all__ = ["UNSET", "DictObject", "MemberStruct", "given", "is_object", "objects", "plain", "read", "readable"]
+__all__ = [
+    "OBJECT_TYPES",
+    "UNSET",
+    "DictObject",
+    "MemberStruct",
+    "given",
+    "is_object",
+    "objects",
+    "plain",
+    "read",
+    "readable",
+]
 
 
 class MemberStruct(Struct, gc=False):
@@ -52,11 +63,15 @@ OBJECT_TYPES = (Struct, DictObject)
 
 
 def readable(value: Any) -> Any:
-    """``value`` as readers read it: a dict as a `DictObject`, a list with its objects so, anything else as it is."""
+    """``value`` as readers read it: a dict as a `DictObject`, a list with its objects so, anything else as it is.
+
+    A list's own elements only: no reader looks for objects in a list inside a list, and a value nested
+    thousands of levels deep is wrapped one level at a time, as it is read.
+    """
     if isinstance(value, dict):
         return DictObject(value)
     if isinstance(value, list):
-        return [readable(item) for item in value]
+        return [DictObject(item) if isinstance(item, dict) else item for item in value]
     return value
 
 
@@ -86,6 +101,11 @@ def plain(value: Any) -> Any:
     """``value`` as plain data: Structs and `DictObject`s as dicts, opaque payloads left as `msgspec.Raw`."""
     if isinstance(value, DictObject):
         return value.whole
+    if isinstance(value, dict):
+        # A rollout the fast path decoded in two steps holds its attachments' Structs: nothing deeper.
+        if any(isinstance(item, Struct) for item in value.values()):
+            return {key: plain(item) for key, item in value.items()}
+        return value
     if isinstance(value, list):
         return [plain(item) for item in value]
     if isinstance(value, Struct):

@@ -13,7 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from gym_contract._values import nonempty, obj
+from gym_contract._objects import OBJECT_TYPES, DictObject, readable
+from gym_contract._values import nonempty
 from gym_contract._vocabulary import CRITERIA, detect_kind
 from gym_contract.coverage._rules import (
     FULL,
@@ -79,14 +80,18 @@ class RolloutCoverage:
         return self.agent or UNKNOWN_PRODUCER
 
 
-def rollout_coverage(record: dict[str, Any], kind: str | None = None) -> RolloutCoverage | None:
+def rollout_coverage(record: Any, kind: str | None = None) -> RolloutCoverage | None:
     """Rate one rollout record (or a bare `ng_trajectory`) on C1–C7; None for records of any other kind.
 
     ``kind`` is told from the record's shape when not given. Records that break the contract are
-    rated too, from whatever evidence they hold; the rules never raise on odd shapes.
+    rated too, from whatever evidence they hold; the rules never raise on odd shapes. The record is
+    a parsed dict, or read by attribute as `gym_contract._objects` says.
     """
-    kind = kind or detect_kind(record)
-    if kind not in COVERED_KINDS or not isinstance(record, dict):
+    if not isinstance(record, (dict, *OBJECT_TYPES)):
+        return None
+    record = readable(record)
+    kind = kind or detect_kind(record.whole if isinstance(record, DictObject) else None)
+    if kind not in COVERED_KINDS:
         return None
     evidence = evidence_of(record, kind)
     gapped = gapped_criteria(evidence.gap_codes)
@@ -108,15 +113,17 @@ def rollout_coverage(record: dict[str, Any], kind: str | None = None) -> Rollout
 _FULL_VERDICTS = {criterion: CriterionVerdict(criterion, "V", (FULL[criterion],)) for criterion in CRITERIA}
 
 
-def observation_source(record: dict[str, Any], kind: str | None) -> str | None:
+def observation_source(record: Any, kind: str | None) -> str | None:
     """The harness that observed a rollout (its bundle's `source`), or a bundle's own; None when none says."""
-    bundle = obj(record.get("ng_agent_observations")) if kind == "rollout" else record if kind == "bundle" else None
-    return nonempty(bundle.get("source")) if bundle is not None else None
+    record = readable(record)
+    bundle = record.ng_agent_observations if kind == "rollout" else record if kind == "bundle" else None
+    return nonempty(bundle.source) if isinstance(bundle, OBJECT_TYPES) else None
 
 
-def _agent(record: dict[str, Any], kind: str) -> str | None:
-    agent_ref = obj(record.get("agent_ref")) if kind == "rollout" else None
-    return nonempty(agent_ref.get("name")) if agent_ref is not None else None
+def _agent(record: Any, kind: str) -> str | None:
+    # A key outside the contract: on the fast path it stays raw bytes, and no agent is read.
+    agent_ref = getattr(record, "agent_ref", None) if kind == "rollout" else None
+    return nonempty(agent_ref.name) if isinstance(agent_ref, OBJECT_TYPES) else None
 
 
 @dataclass

@@ -3,7 +3,8 @@
 Every rule reads only fields that the fast path keeps: opaque payloads (model-call request and
 response, tool output, a turn's question, answer and reasoning) reach the rules as raw bytes on
 the fast path and as values on the others, so no rule reads them — a record gets the same
-verdicts on every path. Reasons are stable phrases naming the field or gap code that decided, so they can be
+verdicts on every path. Records are read by attribute (`gym_contract._objects`): an absent field
+reads as UNSET. Reasons are stable phrases naming the field or gap code that decided, so they can be
 counted over a whole file.
 """
 
@@ -15,7 +16,8 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any, Literal
 
-from gym_contract._values import nonempty, number, obj, objects, text
+from gym_contract._objects import OBJECT_TYPES, UNSET, DictObject, given, objects
+from gym_contract._values import nonempty, number, text
 from gym_contract._vocabulary import CAPTURED_TOKEN_FIELDS, TOKEN_FIELDS, token_count
 
 Verdict = Literal["V", "O", "X"]
@@ -48,53 +50,58 @@ FULL = {
 class Evidence:
     """The parts of one rollout the rules read, taken from `ng_trajectory` when there is one."""
 
-    model_calls: list[dict[str, Any]]
-    invocations: list[dict[str, Any]]
-    turns: list[dict[str, Any]]
-    tool_calls: list[dict[str, Any]]
+    model_calls: list[Any]
+    invocations: list[Any]
+    turns: list[Any]
+    tool_calls: list[Any]
     gap_codes: frozenset[str]
     observations: bool
     """Whether the rollout's observation bundle holds a record."""
 
 
-def evidence_of(record: dict[str, Any], kind: str) -> Evidence:
+def evidence_of(record: Any, kind: str) -> Evidence:
     """A rollout's evidence: the trajectory when attached (it already merges the rest), else the raw parts."""
-    trajectory = record if kind == "trajectory" else record.get("ng_trajectory")
-    bundle = record.get("ng_agent_observations") if kind == "rollout" else None
-    capture = record.get("ng_model_call_capture") if kind == "rollout" else None
-    bundle = bundle if isinstance(bundle, dict) else {}
-    capture = capture if isinstance(capture, dict) else {}
-    if isinstance(trajectory, dict):
+    trajectory = record if kind == "trajectory" else record.ng_trajectory
+    bundle = record.ng_agent_observations if kind == "rollout" else None
+    capture = record.ng_model_call_capture if kind == "rollout" else None
+    bundle = bundle if isinstance(bundle, OBJECT_TYPES) else _NOTHING
+    capture = capture if isinstance(capture, OBJECT_TYPES) else _NOTHING
+    if isinstance(trajectory, OBJECT_TYPES):
         return Evidence(
-            model_calls=objects(trajectory.get("model_calls")),
-            invocations=objects(trajectory.get("invocations")),
-            turns=objects(trajectory.get("turns")),
-            tool_calls=objects(trajectory.get("tool_calls")),
-            gap_codes=_codes(objects(trajectory.get("gaps"))),
-            observations=_holds_object(bundle.get("records")),
+            model_calls=objects(trajectory.model_calls),
+            invocations=objects(trajectory.invocations),
+            turns=objects(trajectory.turns),
+            tool_calls=objects(trajectory.tool_calls),
+            gap_codes=_codes(objects(trajectory.gaps)),
+            observations=_holds_object(bundle.records),
         )
-    observation_records = objects(bundle.get("records"))
+    observation_records = objects(bundle.records)
     return Evidence(
-        model_calls=[_from_capture(call) for call in objects(capture.get("calls"))],
-        invocations=[r for r in observation_records if r.get("kind") == "agent_invocation"],
+        model_calls=[_from_capture(call) for call in objects(capture.calls)],
+        invocations=[r for r in observation_records if r.kind == "agent_invocation"],
         turns=[],
-        tool_calls=[r for r in observation_records if r.get("kind") == "tool_call"],
-        gap_codes=_codes(objects(bundle.get("gaps")) + objects(capture.get("gaps"))),
+        tool_calls=[r for r in observation_records if r.kind == "tool_call"],
+        gap_codes=_codes(objects(bundle.gaps) + objects(capture.gaps)),
         observations=bool(observation_records),
     )
 
 
-def _from_capture(call: dict[str, Any]) -> dict[str, Any]:
+_NOTHING = DictObject({})  # an attachment the rollout does not have: every field absent
+
+
+def _from_capture(call: Any) -> DictObject:
     """A captured call seen through the trajectory's field names, as projection maps them (CONTRACT §2.3)."""
-    return {
-        "model_call_id": call.get("model_call_id"),
-        "response_metadata": {name: call.get(name) for name in (*METADATA_FIELDS, "model_ref", "response_id")},
-        "token_stats": {name: call.get(source) for source, name in CAPTURED_TOKEN_FIELDS.items()},
-    }
+    return DictObject(
+        {
+            "model_call_id": call.model_call_id,
+            "response_metadata": {name: getattr(call, name) for name in (*METADATA_FIELDS, "model_ref", "response_id")},
+            "token_stats": {name: getattr(call, source) for source, name in CAPTURED_TOKEN_FIELDS.items()},
+        }
+    )
 
 
-def _codes(gaps: list[dict[str, Any]]) -> frozenset[str]:
-    return frozenset(gap["code"] for gap in gaps if isinstance(gap.get("code"), str))
+def _codes(gaps: list[Any]) -> frozenset[str]:
+    return frozenset(code for gap in gaps if isinstance(code := gap.code, str))
 
 
 @cache
@@ -112,7 +119,7 @@ def gaps_against(criterion: str, codes: frozenset[str]) -> tuple[str, ...]:
 
 
 def known(value: Any) -> bool:
-    return value is not None
+    return given(value)
 
 
 def is_count(value: Any) -> bool:
@@ -137,9 +144,12 @@ def c1(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
     for call in evidence.model_calls:
         metadata = _sub(call, "response_metadata")
         problems += [
-            f"model call without response_metadata.{name}" for name in METADATA_FIELDS if not known(metadata.get(name))
+            f"model call without response_metadata.{name}"
+            for name in METADATA_FIELDS
+            if not known(getattr(metadata, name))
         ]
-        if not any(is_count(_sub(call, "token_stats").get(name)) for name in TOKEN_FIELDS):
+        stats = _sub(call, "token_stats")
+        if not any(is_count(getattr(stats, name)) for name in TOKEN_FIELDS):
             problems.append("model call without any token_stats count")
     gaps = gaps_against("C1", evidence.gap_codes)
     unavailable = None if evidence.model_calls else "no model calls"
@@ -151,11 +161,13 @@ def c2(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
     counted = 0
     for call in evidence.model_calls:
         stats = _sub(call, "token_stats")
-        counted += any(is_count(stats.get(name)) for name in TOKEN_FIELDS)
-        dialect = _sub(call, "response_metadata").get("dialect")
-        problems += [f"token_stats.{name} unknown" for name in ALWAYS_EXPECTED_TOKENS if not is_count(stats.get(name))]
+        counted += any(is_count(getattr(stats, name)) for name in TOKEN_FIELDS)
+        dialect = _sub(call, "response_metadata").dialect
+        problems += [
+            f"token_stats.{name} unknown" for name in ALWAYS_EXPECTED_TOKENS if not is_count(getattr(stats, name))
+        ]
         for name in EXTRA_TOKENS_BY_DIALECT.get(dialect, ()) if isinstance(dialect, str) else ():
-            if not is_count(stats.get(name)):
+            if not is_count(getattr(stats, name)):
                 problems.append(f"token_stats.{name} unknown ({dialect} dialect reports it)")
     gaps = gaps_against("C2", evidence.gap_codes)
     unavailable = (
@@ -167,8 +179,8 @@ def c2(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
 def c3(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
     turns = evidence.turns
     # One pass over every turn and field each (a comprehension per field costs more than its reads).
-    nulls = {name for turn in turns for name in TURN_KNOWN_FIELDS if turn.get(name) is None}
-    missing = {name for turn in turns for name in TURN_PAYLOAD_KEYS if name not in turn}
+    nulls = {name for turn in turns for name in TURN_KNOWN_FIELDS if not given(getattr(turn, name))}
+    missing = {name for turn in turns for name in TURN_PAYLOAD_KEYS if getattr(turn, name) is UNSET}
     problems = [f"turns[].{name} null" for name in TURN_KNOWN_FIELDS if name in nulls]
     problems += [f"turns[].{name} missing" for name in TURN_PAYLOAD_KEYS if name in missing]
     gaps = gaps_against("C3", evidence.gap_codes)
@@ -177,14 +189,14 @@ def c3(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
 
 
 def c4(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
-    with_conversation = [inv for inv in evidence.invocations if _holds_object(inv.get("conversation"))]
+    with_conversation = [inv for inv in evidence.invocations if _holds_object(inv.conversation)]
     problems: list[str] = []
     if len(with_conversation) < len(evidence.invocations):
         problems.append("invocation with an empty conversation")
     owned_ids = _owned_ids(evidence.invocations)
     owned_keys: set[tuple[Any, Any, Any]] | None = None  # read only for a call that no reference names by id
     for call in evidence.model_calls:
-        call_id = call.get("model_call_id")
+        call_id = call.model_call_id
         if isinstance(call_id, str) and call_id in owned_ids:
             continue
         if owned_keys is None:
@@ -200,13 +212,13 @@ def c5(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
     outputs = _tool_outputs(evidence.invocations, _owners(evidence.tool_calls))
     problems: list[str] = []
     for tool in evidence.tool_calls:
-        invocation_id, tool_call_id = tool.get("invocation_id"), tool.get("tool_call_id")
+        invocation_id, tool_call_id = tool.invocation_id, tool.tool_call_id
         if not (type(invocation_id) is str and type(tool_call_id) is str and (invocation_id, tool_call_id) in outputs):
             problems.append("tool call without a function_call_output in its invocation's conversation")
-        if tool.get("status") in (None, "unknown"):
+        if tool.status in _STATUS_UNKNOWN:
             problems.append("tool_calls[].status unknown")
         for name in TOOL_TIMING_FIELDS:
-            if tool.get(name) is None:
+            if not given(getattr(tool, name)):
                 problems.append(f"tool_calls[].{name} null")
     gaps = gaps_against("C5", evidence.gap_codes)
     unavailable = None if evidence.tool_calls else "no tool calls"
@@ -243,13 +255,15 @@ def c7(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
 
 
 RULES = {"C1": c1, "C2": c2, "C3": c3, "C4": c4, "C5": c5, "C6": c6, "C7": c7}
+_STATUS_UNKNOWN = (None, UNSET, "unknown")
 
 
 # ------------------------------------------------------------------------------------------ quick checks
 # Most rollouts are complete, and coverage runs inside `gym-contract validate`: these say "V" for the
 # common case in one cheap pass per list, and leave everything else (and every reason) to the rules above.
 # They may only answer True when the rule would find no field problem and the evidence available (V, or
-# O for the rollout's gaps alone); any odd shape raises and falls back to the rule.
+# O for the rollout's gaps alone); any odd shape raises and falls back to the rule. A field that is
+# absent (UNSET) or null fails a check as a missing key did.
 
 
 _EXPECTED_TOKENS = {dialect: (*ALWAYS_EXPECTED_TOKENS, *extra) for dialect, extra in EXTRA_TOKENS_BY_DIALECT.items()}
@@ -257,11 +271,11 @@ _EXPECTED_TOKENS = {dialect: (*ALWAYS_EXPECTED_TOKENS, *extra) for dialect, extr
 
 def _calls_complete(evidence: Evidence) -> bool:
     for call in evidence.model_calls:
-        metadata, stats = call["response_metadata"], call["token_stats"]
-        if metadata["dialect"] is None or metadata["model"] is None or metadata["status_code"] is None:
+        metadata, stats = call.response_metadata, call.token_stats
+        if not (given(metadata.dialect) and given(metadata.model) and given(metadata.status_code)):
             return False
-        for name in _EXPECTED_TOKENS.get(metadata["dialect"], ALWAYS_EXPECTED_TOKENS):
-            value = stats[name]
+        for name in _EXPECTED_TOKENS.get(metadata.dialect, ALWAYS_EXPECTED_TOKENS):
+            value = getattr(stats, name)
             if type(value) is not int or value < 0:
                 return False
     return bool(evidence.model_calls)
@@ -269,32 +283,32 @@ def _calls_complete(evidence: Evidence) -> bool:
 
 def _turns_complete(evidence: Evidence) -> bool:
     for turn in evidence.turns:
-        if turn["resolved"] is None or turn["step_count"] is None or turn["timestamp"] is None:
+        if not (given(turn.resolved) and given(turn.step_count) and given(turn.timestamp)):
             return False
-        if turn["turn_no"] is None or turn["task_id"] is None or turn["rollout_id"] is None:
+        if not (given(turn.turn_no) and given(turn.task_id) and given(turn.rollout_id)):
             return False
-        if "question" not in turn or "answer" not in turn or "reasoning_content" not in turn:
+        if turn.question is UNSET or turn.answer is UNSET or turn.reasoning_content is UNSET:
             return False
     return bool(evidence.turns)
 
 
 def _history_complete(evidence: Evidence) -> bool:
     for invocation in evidence.invocations:
-        conversation = invocation["conversation"]
-        if type(conversation) is not list or not conversation or type(conversation[0]) is not dict:
+        conversation = invocation.conversation
+        if type(conversation) is not list or not conversation or not isinstance(conversation[0], OBJECT_TYPES):
             return False
     # Calls are usually referenced by model_call_id; the (model_ref, response_id) keys are read only for
     # the calls that no id reference owns.
-    owned_ids = {ref["model_call_id"] for invocation in evidence.invocations for ref in invocation["model_calls"]}
+    owned_ids = {ref.model_call_id for invocation in evidence.invocations for ref in invocation.model_calls}
     unowned = [
         call
         for call in evidence.model_calls
-        if not (type(call_id := call["model_call_id"]) is str and call_id and call_id in owned_ids)
+        if not (type(call_id := call.model_call_id) is str and call_id and call_id in owned_ids)
     ]
     if unowned:
         owned_ids, owned_keys = _owned_ids(evidence.invocations), _owned_keys(evidence.invocations)
         for call in unowned:
-            if call["model_call_id"] not in owned_ids and _ref_key(call["response_metadata"]) not in owned_keys:
+            if call.model_call_id not in owned_ids and _ref_key(call.response_metadata) not in owned_keys:
                 return False
     return bool(evidence.invocations)
 
@@ -302,9 +316,9 @@ def _history_complete(evidence: Evidence) -> bool:
 def _tools_complete(evidence: Evidence) -> bool:
     outputs = _tool_outputs(evidence.invocations, _owners(evidence.tool_calls))
     for tool in evidence.tool_calls:
-        if tool["status"] in (None, "unknown") or (tool["invocation_id"], tool["tool_call_id"]) not in outputs:
+        if tool.status in _STATUS_UNKNOWN or (tool.invocation_id, tool.tool_call_id) not in outputs:
             return False
-        if tool["started_at"] is None or tool["completed_at"] is None or tool["duration_ms"] is None:
+        if not (given(tool.started_at) and given(tool.completed_at) and given(tool.duration_ms)):
             return False
     return bool(evidence.tool_calls)
 
@@ -312,7 +326,7 @@ def _tools_complete(evidence: Evidence) -> bool:
 def _timing_complete(evidence: Evidence) -> bool:
     intervals = set()
     for tool in evidence.tool_calls:
-        started, completed = tool["started_at"], tool["completed_at"]
+        started, completed = tool.started_at, tool.completed_at
         if type(started) is not float or type(completed) is not float or completed <= started:
             return False  # ints, reversed or empty intervals: the rule decides
         intervals.add((started, completed))
@@ -362,69 +376,70 @@ def quickly_complete(criteria: Iterable[str], evidence: Evidence) -> set[str]:
 # ------------------------------------------------------------------------------------------ helpers
 
 
-def _sub(holder: dict[str, Any], key: str) -> dict[str, Any]:
-    return obj(holder.get(key)) or {}
+def _sub(holder: Any, key: str) -> Any:
+    value = getattr(holder, key)
+    return value if isinstance(value, OBJECT_TYPES) else _NOTHING
 
 
-def _ref_key(holder: dict[str, Any]) -> tuple[Any, Any, Any] | None:
+def _ref_key(holder: Any) -> tuple[Any, Any, Any] | None:
     """(model_ref.type, model_ref.name, response_id) when all are there: the join key without a call id."""
-    model_ref, response_id = obj(holder.get("model_ref")), nonempty(holder.get("response_id"))
-    if model_ref is None or response_id is None:
+    model_ref, response_id = holder.model_ref, nonempty(holder.response_id)
+    if not isinstance(model_ref, OBJECT_TYPES) or response_id is None:
         return None
-    server_type, name = text(model_ref.get("type")), text(model_ref.get("name"))
+    server_type, name = text(model_ref.type), text(model_ref.name)
     return (server_type, name, response_id) if server_type is not None and name is not None else None
 
 
-def _owned_ids(invocations: list[dict[str, Any]]) -> set[str]:
+def _owned_ids(invocations: list[Any]) -> set[str]:
     """The model_call_ids the invocations' references name."""
     return {
         call_id
         for invocation in invocations
-        for ref in objects(invocation.get("model_calls"))
-        if (call_id := nonempty(ref.get("model_call_id"))) is not None
+        for ref in objects(invocation.model_calls)
+        if (call_id := nonempty(ref.model_call_id)) is not None
     }
 
 
-def _owned_keys(invocations: list[dict[str, Any]]) -> set[tuple[Any, Any, Any]]:
+def _owned_keys(invocations: list[Any]) -> set[tuple[Any, Any, Any]]:
     """The (model_ref, response_id) join keys the invocations' references name."""
     return {
         key
         for invocation in invocations
-        for ref in objects(invocation.get("model_calls"))
+        for ref in objects(invocation.model_calls)
         if (key := _ref_key(ref)) is not None
     }
 
 
 def _holds_object(value: Any) -> bool:
     """Whether ``value`` is a list with an object in it (a conversation that says something)."""
-    return isinstance(value, list) and any(isinstance(item, dict) for item in value)
+    return type(value) is list and any(isinstance(item, OBJECT_TYPES) for item in value)
 
 
-def _tool_outputs(invocations: list[dict[str, Any]], owners: set[str]) -> set[tuple[str, str]]:
+def _tool_outputs(invocations: list[Any], owners: set[str]) -> set[tuple[str, str]]:
     """(invocation_id, call_id) of the `function_call_output` items of the invocations that own tool calls."""
     found: set[tuple[str, str]] = set()
     for invocation in invocations:
-        invocation_id, conversation = invocation.get("invocation_id"), invocation.get("conversation")
+        invocation_id, conversation = invocation.invocation_id, invocation.conversation
         if type(invocation_id) is str and invocation_id in owners and type(conversation) is list:
             found.update(
                 [
                     (invocation_id, call_id)
                     for item in conversation
-                    if type(item) is dict
-                    and item.get("type") == "function_call_output"
-                    and type(call_id := item.get("call_id")) is str
+                    if isinstance(item, OBJECT_TYPES)
+                    and item.type == "function_call_output"
+                    and type(call_id := item.call_id) is str
                 ]
             )
     return found
 
 
-def _owners(tool_calls: list[dict[str, Any]]) -> set[str]:
-    return {owner for tool in tool_calls if type(owner := tool.get("invocation_id")) is str}
+def _owners(tool_calls: list[Any]) -> set[str]:
+    return {owner for tool in tool_calls if type(owner := tool.invocation_id) is str}
 
 
-def _interval(tool: dict[str, Any]) -> tuple[float, float] | None:
-    started: Any = tool.get("started_at")
-    completed: Any = tool.get("completed_at")
+def _interval(tool: Any) -> tuple[float, float] | None:
+    started: Any = tool.started_at
+    completed: Any = tool.completed_at
     if type(started) is float and type(completed) is float and completed >= started:
         return (started, completed)  # the common case, told without the typed reader
     # As floats (an integer too large for one is infinite), but ordered as written: Python compares exactly.

@@ -9,6 +9,7 @@ from typing import Any
 
 from gym_contract._json_pointer import pointer
 from gym_contract._limits import max_depth, value_problem
+from gym_contract._objects import OBJECT_TYPES, UNSET, given, plain, readable
 from gym_contract._values import json_type
 from gym_contract._vocabulary import KINDS, ROLLOUT_ATTACHMENTS, detect_kind
 from gym_contract.diagnostics import ContractError, Diagnostic
@@ -31,7 +32,7 @@ from gym_contract.validation._rules import Context, rollout_id_rule
 __all__ = ["KINDS", "ROLLOUT_ATTACHMENTS", "detect_kind", "is_valid", "iter_diagnostics", "validate"]
 
 # kind -> (semantic rules, container name the rules use in messages); the schema is SCHEMA_OF_KIND's
-_KIND_SPECS: dict[str, tuple[Callable[[dict[str, Any], Context], list[Diagnostic]], str]] = {
+_KIND_SPECS: dict[str, tuple[Callable[[Any, Context], list[Diagnostic]], str]] = {
     "bundle": (bundle_rules, "bundle"),
     "trajectory": (trajectory_rules, "trajectory"),
     "model_call_capture": (capture_rules, "capture"),
@@ -89,32 +90,34 @@ def _record_diagnostics(obj: dict[str, Any], kind: str, now: float) -> Iterator[
     yield from _rule_diagnostics(obj, kind, now)
 
 
-def _rule_diagnostics(obj: dict[str, Any], kind: str, now: float) -> list[Diagnostic]:
+def _rule_diagnostics(obj: Any, kind: str, now: float) -> list[Diagnostic]:
+    """The semantic rules of a record, its Structs or its parsed dict."""
     rules, container = _KIND_SPECS[kind]
-    found = rules(obj, Context(now, container))
+    found = rules(readable(obj), Context(now, container))
     return [diagnostic.at(kind=kind) for diagnostic in found] if found else found
 
 
 def _rollout_diagnostics(
-    row: dict[str, Any], now: float, per_attachment: Callable[..., Iterable[Diagnostic]] = _record_diagnostics
+    row: Any, now: float, per_attachment: Callable[..., Iterable[Diagnostic]] = _record_diagnostics
 ) -> list[Diagnostic]:
-    """A rollout record: each attachment checked as its own kind, its paths under the attachment key.
+    """A rollout record (its Structs or its parsed dict): each attachment checked as its own kind, its paths
+    under the attachment key.
 
     A list, not a generator: on the fast path it runs for every rollout, which almost never has a finding.
     """
     found: list[Diagnostic] = []
-    explicit = row.get("_ng_rollout_id")
-    if explicit is not None and not isinstance(explicit, str):
+    explicit = _member(row, "_ng_rollout_id")
+    if given(explicit) and not isinstance(explicit, str):
         found.append(
             Diagnostic.of("rollout_id_invalid", "_ng_rollout_id must be a string", "/_ng_rollout_id", kind="rollout")
         )
     found += [diagnostic.at(kind="rollout") for diagnostic in rollout_id_rule("/_ng_rollout_id", explicit)]
     for key, kind in ROLLOUT_ATTACHMENTS.items():
-        value = row.get(key)
-        if value is None:
+        value = _member(row, key)
+        if not given(value):
             continue
         prefix = _ATTACHMENT_POINTERS[key]
-        if not isinstance(value, dict):
+        if not isinstance(value, (dict, *OBJECT_TYPES)):
             found.append(
                 Diagnostic.of(
                     "schema_violation",
@@ -129,14 +132,25 @@ def _rollout_diagnostics(
     return found
 
 
+def _member(row: Any, key: str) -> Any:
+    """A key of a rollout as it was read: a parsed dict's value, or the member of its Structs; UNSET if absent."""
+    return row.get(key, UNSET) if isinstance(row, dict) else getattr(row, key, UNSET)
+
+
 @dataclass(frozen=True, slots=True)
 class CheckedLine:
     """What one line of a file turned out to be: a record of some kind and its diagnostics, or damage."""
 
     kind: str | None
-    record: dict[str, Any] | None
-    """The record, or its skeleton (opaque payloads as `msgspec.Raw`) when the fast path took it; None if damaged."""
+    decoded: Any
+    """The record as the rules read it: the Structs the fast path decoded it into, or the parsed dict; None if
+    damaged."""
     diagnostics: list[Diagnostic]
+
+    @property
+    def record(self) -> dict[str, Any] | None:
+        """The record as plain data (opaque payloads as `msgspec.Raw` when the fast path took it); None if damaged."""
+        return plain(self.decoded)  # type: ignore[no-any-return]
 
 
 def check_line(
@@ -158,7 +172,7 @@ def check_line(
     attempt = kind or hint or (_fastpath.kind_of(data) if fast else None)
     if fast and attempt is not None:
         record = _fastpath.skeleton(data, attempt)
-        if record is not None and (kind is not None or detect_kind(record) == attempt):
+        if record is not None and (kind is not None or _fastpath.kind_of_decoded(record) == attempt):
             return CheckedLine(attempt, record, _rules_only(record, attempt, moment))
     read = read_record(data, kind)
     if isinstance(read, Diagnostic):
@@ -200,7 +214,7 @@ def rule_errors(record: dict[str, Any], kind: str, *, now: float | None = None) 
     return [diagnostic for diagnostic in _rule_diagnostics(record, kind, moment) if diagnostic.severity == "error"]
 
 
-def _rules_only(record: dict[str, Any], kind: str, now: float) -> list[Diagnostic]:
+def _rules_only(record: Any, kind: str, now: float) -> list[Diagnostic]:
     """The diagnostics of a record known to satisfy its schema: those of the semantic rules."""
     if kind == "rollout":
         return _rollout_diagnostics(record, now, per_attachment=_rule_diagnostics)

@@ -282,11 +282,11 @@ def check_data(
 ) -> str | None:
     """Check one line's bytes into ``report``, located by what is known of it; return the kind to try first next."""
     checked = check_line(data, options.kind, hint=hint, now=options.now, fast=options.fast)
-    if checked.record is None:
+    if checked.decoded is None:
         report.add_damaged_line(checked.diagnostics[0].at(line=line, source=name), index)
         return hint
     located = [d.at(line=line, record=index, source=name) for d in checked.diagnostics]
-    report.add_record(checked.kind, checked.record, located)
+    report.add_record(checked.kind, checked.decoded, located)
     if options.on_record is not None:
         options.on_record(checked.kind, checked.record, located, name, line)
     return checked.kind

@@ -10,6 +10,7 @@ deeper than the package allows (`_nesting`), and that no object of the contract 
 
 from __future__ import annotations
 
+import keyword
 import threading
 import typing
 from collections.abc import Callable
@@ -179,21 +180,35 @@ class _RolloutShapes:
 
 def _frame(keys: tuple[str, ...]) -> Any:
     """The Struct of rollouts with ``keys`` (and any of the contract's keys), each absent one UNSET."""
+    from gym_contract._objects import MemberStruct
     from gym_contract.validation._struct_types import record_type
 
     named = dict.fromkeys([*keys, *ROLLOUT_ATTACHMENTS, *_ROLLOUT_MARKERS])
+    # A key is read as the attribute of its name (`gym_contract._objects`); one that cannot be an attribute is
+    # renamed, and read by no one: the contract's keys are all names.
+    taken = {key for key in named if _nameable(key)}
     fields: list[tuple[str, Any, Any]] = []
     renamed: dict[str, str] = {}
-    for position, key in enumerate(named):
+    for key in named:
         attachment = ROLLOUT_ATTACHMENTS.get(key)
         if attachment is not None:
             kind: Any = typing.Optional[record_type(attachment)]  # noqa: UP045 - built at run time
         else:
             kind = Any if key in _ROLLOUT_MARKERS else msgspec.Raw
-        attribute = f"k{position}"
-        renamed[attribute] = key
+        attribute = key
+        if not _nameable(key):
+            attribute = next(name for n in range(len(taken) + 1) if (name := f"key_{n}") not in taken)
+            taken.add(attribute)
+            renamed[attribute] = key
         fields.append((attribute, kind | msgspec.UnsetType, msgspec.UNSET))
-    return msgspec.defstruct("RolloutFrame", fields, kw_only=True, rename=renamed, gc=False)
+    return msgspec.defstruct(
+        "RolloutFrame", fields, bases=(MemberStruct,), kw_only=True, rename=renamed or None, gc=False
+    )
+
+
+def _nameable(key: str) -> bool:
+    """Whether a rollout's key can be the attribute of a Struct: a name, neither a keyword nor Python's own."""
+    return key.isidentifier() and not keyword.iskeyword(key) and not key.startswith("__")
 
 
 _SHAPES = _RolloutShapes()
@@ -213,10 +228,11 @@ def kind_of(data: bytes) -> str | None:
         return None
 
 
-def skeleton(data: bytes, kind: str) -> dict[str, Any] | None:
-    """The record's structure as plain data with opaque values left as `msgspec.Raw`, or None to take the slow path.
+def skeleton(data: bytes, kind: str) -> Any:
+    """The record decoded into its Structs, opaque values left as `msgspec.Raw`, or None to take the slow path.
 
-    A record it gives satisfies its schema (for a rollout: every attachment there is).
+    A record it gives satisfies its schema (for a rollout: every attachment there is). It is read as its
+    Structs are (`gym_contract._objects`); a rollout decoded in two steps is a dict of its keys.
     """
     if not _nesting.depth_checked(data, kind):
         return None  # it may nest too deep: the parsed path measures it
@@ -242,12 +258,19 @@ def skeleton(data: bytes, kind: str) -> dict[str, Any] | None:
                 structs = decoded(data, kind)
                 if not _keys_all_kept(data, structs):
                     return None
-        record = msgspec.to_builtins(structs, builtin_types=(msgspec.Raw,))
     except (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError):
         # ValueError covers bad UTF-8 and integers too long to convert; RecursionError, nesting
         # deeper than the interpreter lets msgspec go. The parsed path decides them all.
         return None
-    return record if isinstance(record, dict) else None
+    return structs
+
+
+def kind_of_decoded(record: Any) -> str | None:
+    """The kind `detect_kind` tells of a record `skeleton` gave, from the keys it was written with."""
+    if isinstance(record, dict):
+        return detect_kind(record)
+    written = zip(record.__struct_fields__, record.__struct_encode_fields__, strict=True)
+    return detect_kind({key: True for name, key in written if getattr(record, name) is not msgspec.UNSET})
 
 
 # ------------------------------------------------------------------------------------------ opaque values

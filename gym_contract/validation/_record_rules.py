@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from gym_contract._json_pointer import pointer
-from gym_contract._values import count, integer, nonempty, obj, objects, preview, text
+from gym_contract._objects import OBJECT_TYPES, DictObject, given, objects
+from gym_contract._values import count, integer, nonempty, preview, text
 from gym_contract._vocabulary import CAPTURED_TOKEN_FIELDS, MODEL_CONTEXT_LIMIT, TRANSIENT_KINDS, all_token_counts
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.validation._rules import (
@@ -25,15 +26,15 @@ from gym_contract.validation._rules import (
 )
 
 
-def bundle_rules(bundle: dict[str, Any], ctx: Context) -> list[Diagnostic]:
+def bundle_rules(bundle: Any, ctx: Context) -> list[Diagnostic]:
     """An `ng_agent_observations` bundle: the reference's two checks and ours (partial evidence is legal)."""
-    invocations: list[tuple[Path, dict[str, Any]]] = []
-    tools: list[tuple[Path, dict[str, Any]]] = []
-    compactions: list[tuple[Path, dict[str, Any]]] = []
+    invocations: list[tuple[Path, Any]] = []
+    tools: list[tuple[Path, Any]] = []
+    compactions: list[tuple[Path, Any]] = []
     by_kind = {"agent_invocation": invocations, "tool_call": tools, "context_compaction": compactions}
-    records = bundle.get("records")
-    for index, record in enumerate(records if isinstance(records, list) else ()):
-        kind = record.get("kind") if isinstance(record, dict) else None
+    records = bundle.records
+    for index, record in enumerate(records if type(records) is list else ()):
+        kind = record.kind if isinstance(record, OBJECT_TYPES) else None
         group = by_kind.get(kind if type(kind) is str else text(kind) or "")
         if group is not None:
             group.append((("records", index), record))
@@ -41,19 +42,19 @@ def bundle_rules(bundle: dict[str, Any], ctx: Context) -> list[Diagnostic]:
     known = _invocation_ids(invocations)
     found += tool_rules(tools, known, ctx)
     for path, compaction in compactions:
-        found += reference_rule(path, compaction.get("invocation_id"), known, "compaction", ctx)
+        found += reference_rule(path, compaction.invocation_id, known, "compaction", ctx)
         found += compaction_rules(path, compaction, ctx)
-    found += gap_rules(bundle.get("gaps"), ("gaps",))
+    found += gap_rules(bundle.gaps, ("gaps",))
     return found
 
 
-def _invocation_ids(invocations: Sequence[tuple[Path, dict[str, Any]]]) -> set[str]:
-    return {named for _, invocation in invocations if (named := text(invocation.get("invocation_id"))) is not None}
+def _invocation_ids(invocations: Sequence[tuple[Path, Any]]) -> set[str]:
+    return {named for _, invocation in invocations if (named := text(invocation.invocation_id)) is not None}
 
 
-def compaction_rules(path: Path, compaction: dict[str, Any], ctx: Context) -> list[Diagnostic]:
-    found = list(timestamp_rule((*path, "observed_at"), compaction.get("observed_at"), ctx))
-    before, after = count(compaction.get("tokens_before")), count(compaction.get("tokens_after"))
+def compaction_rules(path: Path, compaction: Any, ctx: Context) -> list[Diagnostic]:
+    found = list(timestamp_rule((*path, "observed_at"), compaction.observed_at, ctx))
+    before, after = count(compaction.tokens_before), count(compaction.tokens_after)
     if before is not None and after is not None and after > before:
         found.append(
             Diagnostic.of(
@@ -65,40 +66,40 @@ def compaction_rules(path: Path, compaction: dict[str, Any], ctx: Context) -> li
     return found
 
 
-def trajectory_rules(trajectory: dict[str, Any], ctx: Context) -> list[Diagnostic]:
+def trajectory_rules(trajectory: Any, ctx: Context) -> list[Diagnostic]:
     """An `ng_trajectory` record: identity, uniqueness, references, timing and token arithmetic."""
-    found = list(rollout_id_rule("/rollout_id", trajectory.get("rollout_id")))
-    invocations = located(trajectory.get("invocations"), "invocations")
+    found = list(rollout_id_rule("/rollout_id", trajectory.rollout_id))
+    invocations = located(trajectory.invocations, "invocations")
     found += invocation_rules(invocations, ctx)
     known = _invocation_ids(invocations)
-    calls = trajectory.get("model_calls")
+    calls = trajectory.model_calls
     by_id = _model_call_rules(calls, ctx, found)
     responses: set[tuple[str | None, str | None, str]] | None = None  # read when a reference has no model_call_id
 
-    def resolves(ref: dict[str, Any]) -> bool:
+    def resolves(ref: Any) -> bool:
         nonlocal responses
-        call_id, model_ref = nonempty(ref.get("model_call_id")), obj(ref.get("model_ref"))
+        call_id, model_ref = nonempty(ref.model_call_id), ref.model_ref
         if call_id is not None:
             return call_id in by_id
-        response_id = nonempty(ref.get("response_id"))
-        if model_ref is None or response_id is None:
+        response_id = nonempty(ref.response_id)
+        if not isinstance(model_ref, OBJECT_TYPES) or response_id is None:
             return False
         if responses is None:
             responses = _response_keys(calls)
-        return (text(model_ref.get("type")), text(model_ref.get("name")), response_id) in responses
+        return (text(model_ref.type), text(model_ref.name), response_id) in responses
 
     def dangling(base: Path, refs: Any) -> None:
         """The references of ``base`` that resolve to no model call, into ``found``."""
-        if not isinstance(refs, list):
+        if type(refs) is not list:
             return
         for index, ref in enumerate(refs):
-            if not isinstance(ref, dict):
+            if not isinstance(ref, OBJECT_TYPES):
                 continue
-            call_id = ref.get("model_call_id")
+            call_id = ref.model_call_id
             if type(call_id) is str and call_id in by_id:
                 continue  # the common case of `resolves`, told here: it runs for every reference
             if not resolves(ref):
-                shown = nonempty(ref.get("model_call_id")) or text(ref.get("response_id"))
+                shown = nonempty(ref.model_call_id) or text(ref.response_id)
                 found.append(
                     Diagnostic.of(
                         "model_call_reference_dangling",
@@ -108,29 +109,29 @@ def trajectory_rules(trajectory: dict[str, Any], ctx: Context) -> list[Diagnosti
                 )
 
     for path, invocation in invocations:
-        dangling(path, invocation.get("model_calls"))
+        dangling(path, invocation.model_calls)
 
     turns_seen: dict[tuple[str, int], int] = {}
-    task_id, rollout_id = text(trajectory.get("task_id")), text(trajectory.get("rollout_id"))
+    task_id, rollout_id = text(trajectory.task_id), text(trajectory.rollout_id)
     latest = ctx.latest_plausible
-    turns = trajectory.get("turns")
-    for index, turn in enumerate(turns if isinstance(turns, list) else ()):
-        if not isinstance(turn, dict):
+    turns = trajectory.turns
+    for index, turn in enumerate(turns if type(turns) is list else ()):
+        if not isinstance(turn, OBJECT_TYPES):
             continue
         path = ("turns", index)
-        if turn.get("task_id") != task_id or turn.get("rollout_id") != rollout_id:
+        if turn.task_id != task_id or turn.rollout_id != rollout_id:
             for field, expected in (("task_id", task_id), ("rollout_id", rollout_id)):
-                given = text(turn.get(field))
-                if given is not None and expected is not None and given != expected:
+                stated = text(getattr(turn, field))
+                if stated is not None and expected is not None and stated != expected:
                     found.append(
                         Diagnostic.of(
                             "turn_identity_mismatch",
-                            f"turn {field} {preview(given)} differs from the trajectory's {preview(expected)}",
+                            f"turn {field} {preview(stated)} differs from the trajectory's {preview(expected)}",
                             pointer(*path, field),
                         )
                     )
         # Ids and numbers are almost always a str and an int: those skip the typed readers.
-        invocation_id, turn_no = turn.get("invocation_id"), turn.get("turn_no")
+        invocation_id, turn_no = turn.invocation_id, turn.turn_no
         if type(invocation_id) is not str:
             invocation_id = text(invocation_id)
         if type(turn_no) is not int:
@@ -147,24 +148,24 @@ def trajectory_rules(trajectory: dict[str, Any], ctx: Context) -> list[Diagnosti
                 )
         if invocation_id not in known:
             found += reference_rule(path, invocation_id, known, "turn", ctx)
-        stamp = turn.get("timestamp")
+        stamp = turn.timestamp
         if not (type(stamp) is float and EARLIEST_PLAUSIBLE <= stamp <= latest):
             found += timestamp_rule((*path, "timestamp"), stamp, ctx)
-        dangling(path, turn.get("model_calls"))
+        dangling(path, turn.model_calls)
 
-    found += tool_rules(located(trajectory.get("tool_calls"), "tool_calls"), known, ctx)
-    found += gap_rules(trajectory.get("gaps"), ("gaps",))
+    found += tool_rules(located(trajectory.tool_calls, "tool_calls"), known, ctx)
+    found += gap_rules(trajectory.gaps, ("gaps",))
     return found
 
 
 def _model_call_rules(calls: Any, ctx: Context, found: list[Diagnostic]) -> set[str]:
     """Each model call's unique id, interval and token arithmetic, into ``found``; the ids, for references."""
     by_id: dict[str, int] = {}
-    for index, call in enumerate(calls if isinstance(calls, list) else ()):
-        if not isinstance(call, dict):
+    for index, call in enumerate(calls if type(calls) is list else ()):
+        if not isinstance(call, OBJECT_TYPES):
             continue
         path = ("model_calls", index)
-        call_id = call.get("model_call_id")
+        call_id = call.model_call_id
         if type(call_id) is not str:
             call_id = nonempty(call_id)
         if call_id and (prior := by_id.setdefault(call_id, index)) != index:
@@ -175,15 +176,15 @@ def _model_call_rules(calls: Any, ctx: Context, found: list[Diagnostic]) -> set[
                     pointer(*path, "model_call_id"),
                 )
             )
-        found += interval_rules(path, call.get("started_at"), call.get("completed_at"), call.get("duration_ms"), ctx)
-        stats = call.get("token_stats")
-        if type(stats) is dict:
+        found += interval_rules(path, call.started_at, call.completed_at, call.duration_ms, ctx)
+        stats = call.token_stats
+        if isinstance(stats, OBJECT_TYPES):
             found += token_rules(
                 ("model_calls", index, "token_stats"),
-                stats.get("prompt_tokens"),
-                stats.get("completion_tokens"),
-                stats.get("total_tokens"),
-                stats.get("cached_tokens"),
+                stats.prompt_tokens,
+                stats.completion_tokens,
+                stats.total_tokens,
+                stats.cached_tokens,
             )
     return set(by_id)
 
@@ -192,43 +193,44 @@ def _response_keys(calls: Any) -> set[tuple[str | None, str | None, str]]:
     """(model_ref.type, model_ref.name, response_id) of the calls: what a reference without a call id resolves by."""
     keys: set[tuple[str | None, str | None, str]] = set()
     for call in objects(calls):
-        metadata = call.get("response_metadata")
-        if type(metadata) is dict:
-            response_id, model_ref = nonempty(metadata.get("response_id")), metadata.get("model_ref")
-            if response_id is not None and type(model_ref) is dict:
-                keys.add((text(model_ref.get("type")), text(model_ref.get("name")), response_id))
+        metadata = call.response_metadata
+        if isinstance(metadata, OBJECT_TYPES):
+            response_id, model_ref = nonempty(metadata.response_id), metadata.model_ref
+            if response_id is not None and isinstance(model_ref, OBJECT_TYPES):
+                keys.add((text(model_ref.type), text(model_ref.name), response_id))
     return keys
 
 
-def capture_rules(capture: dict[str, Any], ctx: Context) -> list[Diagnostic]:
+def capture_rules(capture: Any, ctx: Context) -> list[Diagnostic]:
     """An `ng_model_call_capture` attachment: its id, its calls, and sums that hide unknown values."""
-    found = list(rollout_id_rule("/rollout_id", capture.get("rollout_id")))
-    calls = located(capture.get("calls"), "calls")
+    found = list(rollout_id_rule("/rollout_id", capture.rollout_id))
+    calls = located(capture.calls, "calls")
     for path, call in calls:
         found += model_call_record_rules(path, call, ctx)
-    metrics = obj(capture.get("metrics")) or {}
-    summed = [field for field in CAPTURED_TOKEN_FIELDS if metrics.get(field) is not None]
+    metrics = capture.metrics if isinstance(capture.metrics, OBJECT_TYPES) else _NO_METRICS
+    summed = [field for field in CAPTURED_TOKEN_FIELDS if given(getattr(metrics, field))]
     # The common case, told in one pass: every call counts every summed field, and no sum hides an unknown.
-    if summed and not all_token_counts([call.get(field) for _, call in calls for field in summed]):
+    if summed and not all_token_counts([getattr(call, field) for _, call in calls for field in summed]):
         for field in summed:
-            values: list[Any] = [call.get(field) for _, call in calls]
+            values: list[Any] = [getattr(call, field) for _, call in calls]
             if all_token_counts(values):
                 continue
             known = sum(1 for value in values if count(value) is not None)
             if 0 < known < len(calls):
-                message = f"{field} {preview(metrics.get(field))} sums {known} of {len(calls)} calls"
+                message = f"{field} {preview(getattr(metrics, field))} sums {known} of {len(calls)} calls"
                 message += "; the rest are unknown"
                 found.append(Diagnostic.of("metrics_partial_sum", message, f"/metrics/{field}"))
-    found += gap_rules(capture.get("gaps"), ("gaps",))
+    found += gap_rules(capture.gaps, ("gaps",))
     return found
 
 
-def model_call_record_rules(path: Path, call: dict[str, Any], ctx: Context) -> Sequence[Diagnostic]:
+_NO_METRICS = DictObject({})
+
+
+def model_call_record_rules(path: Path, call: Any, ctx: Context) -> Sequence[Diagnostic]:
     """One captured call: plausible timestamps and token arithmetic."""
-    found = token_rules(
-        path, call.get("tokens_in"), call.get("tokens_out"), call.get("tokens_total"), call.get("cached_tokens")
-    )
-    started, completed, latest = call.get("started_at"), call.get("completed_at"), ctx.latest_plausible
+    found = token_rules(path, call.tokens_in, call.tokens_out, call.tokens_total, call.cached_tokens)
+    started, completed, latest = call.started_at, call.completed_at, ctx.latest_plausible
     if type(started) is float and type(completed) is float and EARLIEST_PLAUSIBLE <= started <= completed <= latest:
         return found  # the common case, told without a call of the timestamp rule
     return [
@@ -238,17 +240,17 @@ def model_call_record_rules(path: Path, call: dict[str, Any], ctx: Context) -> S
     ]
 
 
-def exchange_rules(exchange: dict[str, Any], ctx: Context) -> list[Diagnostic]:
+def exchange_rules(exchange: Any, ctx: Context) -> list[Diagnostic]:
     """One raw capture line: its timestamps."""
-    found = [*timestamp_rule(("started_at",), exchange.get("started_at"), ctx)]
-    found += timestamp_rule(("completed_at",), exchange.get("completed_at"), ctx)
+    found = [*timestamp_rule(("started_at",), exchange.started_at, ctx)]
+    found += timestamp_rule(("completed_at",), exchange.completed_at, ctx)
     return found
 
 
-def outcome_rules(outcome: dict[str, Any], ctx: Context) -> list[Diagnostic]:
+def outcome_rules(outcome: Any, ctx: Context) -> list[Diagnostic]:
     """An `ng_agent_outcome`: its status agrees with its failure kind."""
     found: list[Diagnostic] = []
-    kind, status = text(outcome.get("failure_kind")), text(outcome.get("response_status"))
+    kind, status = text(outcome.failure_kind), text(outcome.response_status)
     if kind in TRANSIENT_KINDS and status == "completed":
         found.append(
             Diagnostic.of(
@@ -257,7 +259,7 @@ def outcome_rules(outcome: dict[str, Any], ctx: Context) -> list[Diagnostic]:
                 "/response_status",
             )
         )
-    if kind == MODEL_CONTEXT_LIMIT and outcome.get("partial_work_retained") is not True:
+    if kind == MODEL_CONTEXT_LIMIT and outcome.partial_work_retained is not True:
         message = "model_context_limit is an incomplete run whose partial work is kept"
         message += "; partial_work_retained is not true"
         found.append(Diagnostic.of("outcome_partial_work_missing", message, "/partial_work_retained"))

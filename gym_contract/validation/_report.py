@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from gym_contract._values import objects
+from gym_contract._objects import OBJECT_TYPES, DictObject, objects, readable
 from gym_contract._vocabulary import (
     CAPTURE,
     CAPTURED_TOKEN_FIELDS,
@@ -30,6 +30,7 @@ be added within a version, none is removed or changes meaning."""
 __all__ = ["Report", "TokenTally"]
 
 _TRAJECTORY_TOKEN_FIELDS = {name: name for name in TOKEN_FIELDS}
+_NO_STATS = DictObject({})  # a model call without token_stats: every count unknown
 _RANK: dict[str, int] = {severity: rank for rank, severity in enumerate(reversed(SEVERITIES))}
 
 
@@ -121,48 +122,53 @@ class Report:
         if located is not None and located.source is not None and located.record is not None:
             worst = max((diagnostic.severity for diagnostic in diagnostics), key=_RANK.__getitem__)
             self.flagged[(located.source, located.record)] = (worst, located.line, False)
-        if isinstance(record, dict):
-            self.add_evidence(kind, record)
+        if isinstance(record, (dict, *OBJECT_TYPES)):
+            record = readable(record)
+            self._tally_evidence(kind, record)
             self._rate_coverage(kind, record)
 
-    def add_evidence(self, kind: str | None, record: dict[str, Any]) -> None:
+    def add_evidence(self, kind: str | None, record: Any) -> None:
         """Count one record's gaps, model calls and tokens, as `add_record` does, without counting the record."""
-        self._tally_evidence(kind, record)
+        self._tally_evidence(kind, readable(record))
 
-    def _rate_coverage(self, kind: str | None, record: dict[str, Any]) -> None:
+    def _rate_coverage(self, kind: str | None, record: Any) -> None:
         """Grouped by observation source only: the agent name lies outside the contract, and the fast path drops it."""
         coverage = rollout_coverage(record, kind) if kind in ("rollout", "trajectory") else None
         if coverage is not None:
             self.coverage.add(coverage, coverage.source or NO_OBSERVATIONS)
 
-    def _tally_evidence(self, kind: str | None, record: dict[str, Any]) -> None:
-        """Gaps and token counts, each counted once per rollout: the trajectory already holds the rest."""
+    def _tally_evidence(self, kind: str | None, record: Any) -> None:
+        """Gaps and token counts, each counted once per rollout: the trajectory already holds the rest.
+
+        ``record`` is read by attribute (`gym_contract._objects`)."""
         if kind == "rollout":
-            trajectory = record.get(TRAJECTORY)
-            if isinstance(trajectory, dict):
+            trajectory = getattr(record, TRAJECTORY)
+            if isinstance(trajectory, OBJECT_TYPES):
                 self._tally_evidence("trajectory", trajectory)
                 return
             for key in (OBSERVATIONS, CAPTURE):
-                part = ROLLOUT_ATTACHMENTS[key]
-                if isinstance(record.get(key), dict):
-                    self._tally_evidence(part, record[key])
+                part = getattr(record, key)
+                if isinstance(part, OBJECT_TYPES):
+                    self._tally_evidence(ROLLOUT_ATTACHMENTS[key], part)
             return
-        for gap in objects(record.get("gaps")) if kind in ("trajectory", "bundle", "model_call_capture") else ():
-            if isinstance(gap.get("code"), str):
-                self.gaps[gap["code"]] += 1
+        for gap in objects(record.gaps) if kind in ("trajectory", "bundle", "model_call_capture") else ():
+            if isinstance(code := gap.code, str):
+                self.gaps[code] += 1
         if kind == "trajectory":
-            calls = objects(record.get("model_calls"))
-            every_stats = [stats if type(stats := call.get("token_stats")) is dict else {} for call in calls]
+            calls = objects(record.model_calls)
+            every_stats = [
+                stats if isinstance(stats := call.token_stats, OBJECT_TYPES) else _NO_STATS for call in calls
+            ]
             self._tally_calls(every_stats, _TRAJECTORY_TOKEN_FIELDS)
         elif kind == "model_call_capture":
-            self._tally_calls(objects(record.get("calls")), CAPTURED_TOKEN_FIELDS)
+            self._tally_calls(objects(record.calls), CAPTURED_TOKEN_FIELDS)
 
-    def _tally_calls(self, calls: list[dict[str, Any]], fields: dict[str, str]) -> None:
+    def _tally_calls(self, calls: list[Any], fields: dict[str, str]) -> None:
         """Count the calls, and sum each of their token ``fields`` into the tally it names."""
         self.model_calls += len(calls)
         # Field by field, every call's count in one list: when all are counts (the common case), the
         # sums are taken in C, one slice per field, after a single check.
-        values: list[Any] = [call.get(field) for field in fields for call in calls]
+        values: list[Any] = [getattr(call, field) for field in fields for call in calls]
         every_count = all_token_counts(values)
         for position, name in enumerate(fields.values()):
             column = values[position * len(calls) : (position + 1) * len(calls)]

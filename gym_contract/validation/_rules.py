@@ -15,6 +15,7 @@ from functools import cache
 from typing import Any
 
 from gym_contract._json_pointer import pointer
+from gym_contract._objects import OBJECT_TYPES
 from gym_contract._parent_links import cycles as parent_cycles
 from gym_contract._values import count, number, preview, text
 from gym_contract.diagnostics import Diagnostic
@@ -23,7 +24,8 @@ ROLLOUT_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 EARLIEST_PLAUSIBLE = 946_684_800.0  # 2000-01-01T00:00:00Z
 FUTURE_TOLERANCE_S = 86_400.0
 
-Rule = Callable[[dict[str, Any], "Context"], Sequence[Diagnostic]]
+Rule = Callable[[Any, "Context"], Sequence[Diagnostic]]
+"""A rule reads its record by attribute (`gym_contract._objects`): decoded Structs, or a parsed dict's view."""
 
 
 Path = tuple[object, ...]
@@ -39,11 +41,11 @@ class Context:
         self.container = container  # "bundle" or "trajectory": some rules are stricter in a trajectory
 
 
-def located(value: Any, name: str) -> list[tuple[tuple[str, int], dict[str, Any]]]:
+def located(value: Any, name: str) -> list[tuple[tuple[str, int], Any]]:
     """The objects of the list ``name`` with their paths; anything else is the schema's business."""
-    if not isinstance(value, list):
+    if type(value) is not list:
         return []
-    return [((name, index), item) for index, item in enumerate(value) if isinstance(item, dict)]
+    return [((name, index), item) for index, item in enumerate(value) if isinstance(item, OBJECT_TYPES)]
 
 
 # ------------------------------------------------------------------------------------------ pieces
@@ -51,12 +53,12 @@ def located(value: Any, name: str) -> list[tuple[tuple[str, int], dict[str, Any]
 # from the current one exactly when the key was seen before (positions are unique in their list).
 
 
-def invocation_rules(invocations: Sequence[tuple[Path, dict[str, Any]]], ctx: Context) -> list[Diagnostic]:
+def invocation_rules(invocations: Sequence[tuple[Path, Any]], ctx: Context) -> list[Diagnostic]:
     """Unique ids, acyclic parent links, present parents, spawning tool calls that exist."""
     found: list[Diagnostic] = []
-    by_id: dict[str, tuple[Path, dict[str, Any]]] = {}
+    by_id: dict[str, tuple[Path, Any]] = {}
     for path, invocation in invocations:
-        invocation_id = text(invocation.get("invocation_id"))
+        invocation_id = text(invocation.invocation_id)
         if invocation_id is None:
             continue
         if (prior := by_id.setdefault(invocation_id, (path, invocation)))[0] != path:
@@ -67,7 +69,7 @@ def invocation_rules(invocations: Sequence[tuple[Path, dict[str, Any]]], ctx: Co
                     pointer(*path, "invocation_id"),
                 )
             )
-    parents = {key: text(invocation.get("parent_invocation_id")) for key, (_, invocation) in by_id.items()}
+    parents = {key: text(invocation.parent_invocation_id) for key, (_, invocation) in by_id.items()}
     if all(parent is None for parent in parents.values()):
         return found  # no invocation names a parent: nothing below applies
     cycles = parent_cycles(parents)
@@ -98,11 +100,11 @@ def invocation_rules(invocations: Sequence[tuple[Path, dict[str, Any]]], ctx: Co
                     pointer(*path, "parent_invocation_id"),
                 )
             )
-        spawned_by = text(invocation.get("spawned_by_tool_call_id"))
+        spawned_by = text(invocation.spawned_by_tool_call_id)
         if spawned_by is None:
             continue
         if parent not in calls_of_parent:
-            calls_of_parent[parent] = FunctionCallIds(by_id[parent][1].get("conversation"))
+            calls_of_parent[parent] = FunctionCallIds(by_id[parent][1].conversation)
         if spawned_by not in calls_of_parent[parent]:
             found.append(
                 Diagnostic.of(
@@ -123,7 +125,7 @@ class FunctionCallIds:
     """
 
     def __init__(self, conversation: Any) -> None:
-        self._unread: Iterator[Any] = iter(conversation if isinstance(conversation, list) else ())
+        self._unread: Iterator[Any] = iter(conversation if type(conversation) is list else ())
         self._seen: set[str] = set()
 
     def __contains__(self, call_id: str) -> bool:
@@ -131,8 +133,8 @@ class FunctionCallIds:
             return True
         for item in self._unread:
             # Most items are not function calls: their type is the only field read.
-            if isinstance(item, dict) and item.get("type") == "function_call":
-                found = item.get("call_id")
+            if isinstance(item, OBJECT_TYPES) and item.type == "function_call":
+                found = item.call_id
                 if isinstance(found, str):
                     self._seen.add(found)
                     if found == call_id:
@@ -140,7 +142,7 @@ class FunctionCallIds:
         return False
 
 
-def tool_rules(tools: Sequence[tuple[Path, dict[str, Any]]], known: set[str], ctx: Context) -> list[Diagnostic]:
+def tool_rules(tools: Sequence[tuple[Path, Any]], known: set[str], ctx: Context) -> list[Diagnostic]:
     """Timing order and duration, one record per (invocation_id, tool_call_id), then the invocations they name.
 
     Each tool call's fields are read once, for every rule: this runs for every tool call of every record.
@@ -149,8 +151,8 @@ def tool_rules(tools: Sequence[tuple[Path, dict[str, Any]]], known: set[str], ct
     references: list[Diagnostic] = []  # reported after every tool call's own findings
     seen: dict[tuple[str, str], Path] = {}
     for path, tool in tools:
-        invocation_id, tool_call_id = tool.get("invocation_id"), tool.get("tool_call_id")
-        started, completed = tool.get("started_at"), tool.get("completed_at")
+        invocation_id, tool_call_id = tool.invocation_id, tool.tool_call_id
+        started, completed = tool.started_at, tool.completed_at
         if isinstance(invocation_id, str) and isinstance(tool_call_id, str):
             key = (invocation_id, tool_call_id)
             if (prior := seen.setdefault(key, path)) != path:
@@ -171,7 +173,7 @@ def tool_rules(tools: Sequence[tuple[Path, dict[str, Any]]], known: set[str], ct
                         pointer(*path, "completed_at"),
                     )
                 )
-        found += interval_rules(path, started, completed, tool.get("duration_ms"), ctx)
+        found += interval_rules(path, started, completed, tool.duration_ms, ctx)
         if not (type(invocation_id) is str and invocation_id in known):
             references += reference_rule(path, invocation_id, known, "tool call", ctx)
     return found + references if references else found
@@ -255,12 +257,12 @@ def reference_rule(path: Path, invocation_id: Any, known: set[str], what: str, c
 
 
 def gap_rules(gaps: Any, base: Path) -> Sequence[Diagnostic]:
-    if not (isinstance(gaps, list) and gaps):
+    if not (type(gaps) is list and gaps):
         return ()
     known = _gap_registry()
     found: list[Diagnostic] = []
     for index, gap in enumerate(gaps):
-        code = text(gap.get("code")) if isinstance(gap, dict) else None
+        code = text(gap.code) if isinstance(gap, OBJECT_TYPES) else None
         if code is not None and code not in known:
             message = f"gap code {code!r} is not in the registry"
             found.append(Diagnostic.of("gap_code_unknown", message, pointer(*base, index, "code")))

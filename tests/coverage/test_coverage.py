@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from gym_contract._objects import readable
 from gym_contract.checking import check_files
 from gym_contract.coverage import CRITERIA, CoverageMatrix, coverage_matrix, rollout_coverage
 from gym_contract.report import Report
@@ -419,7 +420,7 @@ def test_the_quick_checks_for_complete_evidence_agree_with_the_rules() -> None:
     for record in records:
         coverage = rollout_coverage(record)
         assert coverage is not None
-        evidence = _coverage_rules.evidence_of(record, "rollout")
+        evidence = _coverage_rules.evidence_of(readable(record), "rollout")
         by_rules = [_coverage_rules.RULES[criterion](evidence) for criterion in CRITERIA]
         assert [(v.verdict, v.reasons) for v in coverage.verdicts] == by_rules
 
@@ -433,7 +434,7 @@ def test_a_gap_on_complete_evidence_is_rated_as_the_rules_rate_it() -> None:
         record = with_gap(code)
         coverage = rollout_coverage(record)
         assert coverage is not None
-        evidence = _coverage_rules.evidence_of(record, "rollout")
+        evidence = _coverage_rules.evidence_of(readable(record), "rollout")
         by_rules = [_coverage_rules.RULES[criterion](evidence) for criterion in CRITERIA]
         assert [(v.verdict, v.reasons) for v in coverage.verdicts] == by_rules
         for criterion in entry.get("criteria") or ():
