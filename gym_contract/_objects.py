@@ -18,21 +18,33 @@ import msgspec
 from msgspec import UNSET, Struct
 
 __all__ = [
-    "OBJECT_TYPES",
+    "OBJECT_CLASSES",
     "UNSET",
     "DictObject",
     "MemberStruct",
     "given",
     "is_object",
     "objects",
+    "parsed",
     "plain",
     "read",
     "readable",
 ]
 
 
+OBJECT_CLASSES: set[type[Any]] = set()
+"""The classes of a JSON object to a reader: `DictObject` and every `MemberStruct`, added as it is made.
+
+Readers ask ``type(value) in OBJECT_CLASSES``: `isinstance` of a Struct class goes through its
+metaclass, and costs twice as much on the reads every record makes."""
+
+
 class MemberStruct(Struct, gc=False):
     """The base of the compiled Structs: a member the Struct does not declare reads as UNSET."""
+
+    def __init_subclass__(cls, **options: Any) -> None:
+        super().__init_subclass__(**options)
+        OBJECT_CLASSES.add(cls)
 
     def __getattr__(self, name: str) -> Any:
         # Only called when no field, class attribute or method has the name.
@@ -44,22 +56,32 @@ class MemberStruct(Struct, gc=False):
 class DictObject:
     """A parsed JSON object read by attribute: each key an attribute, its objects read the same way."""
 
-    __slots__ = ("whole",)
+    # The one attribute of its own: no key of the contract starts with "_o".
+    __slots__ = ("_object",)
 
     def __init__(self, whole: dict[str, Any]) -> None:
-        self.whole = whole
+        self._object = whole
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
-        return readable(self.whole.get(name, UNSET))
+        return readable(self._object.get(name, UNSET))
 
     def __repr__(self) -> str:
-        return f"DictObject({self.whole!r})"
+        return f"DictObject({self._object!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, DictObject) and other._object == self._object
+
+    __hash__ = None  # type: ignore[assignment]  # as the dict it reads
 
 
-OBJECT_TYPES = (Struct, DictObject)
-"""What a JSON object is to a reader."""
+def parsed(value: Any) -> dict[str, Any] | None:
+    """The dict a `DictObject` reads; None for anything else."""
+    return value._object if isinstance(value, DictObject) else None
+
+
+OBJECT_CLASSES.add(DictObject)
 
 
 def readable(value: Any) -> Any:
@@ -77,19 +99,19 @@ def readable(value: Any) -> Any:
 
 def read(value: Any, name: str) -> Any:
     """The member ``name`` of an object, whichever its form, or UNSET; for names known only at run time."""
-    return getattr(value, name, UNSET) if isinstance(value, OBJECT_TYPES) else UNSET
+    return getattr(value, name, UNSET) if type(value) in OBJECT_CLASSES else UNSET
 
 
 def is_object(value: Any) -> bool:
     """Whether ``value`` is a JSON object, decoded or parsed."""
-    return isinstance(value, OBJECT_TYPES)
+    return type(value) in OBJECT_CLASSES
 
 
 def objects(value: Any) -> list[Any]:
     """The objects of a list, skipping anything else; empty when ``value`` is not a list."""
     if type(value) is not list:
         return []
-    return [item for item in value if isinstance(item, OBJECT_TYPES)]
+    return [item for item in value if type(item) in OBJECT_CLASSES]
 
 
 def given(value: Any) -> bool:
@@ -100,7 +122,7 @@ def given(value: Any) -> bool:
 def plain(value: Any) -> Any:
     """``value`` as plain data: Structs and `DictObject`s as dicts, opaque payloads left as `msgspec.Raw`."""
     if isinstance(value, DictObject):
-        return value.whole
+        return value._object
     if isinstance(value, dict):
         # A rollout the fast path decoded in two steps holds its attachments' Structs: nothing deeper.
         if any(isinstance(item, Struct) for item in value.values()):

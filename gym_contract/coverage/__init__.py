@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from gym_contract._objects import OBJECT_TYPES, DictObject, readable
+from gym_contract._objects import OBJECT_CLASSES, parsed, readable
 from gym_contract._values import nonempty
 from gym_contract._vocabulary import CRITERIA, detect_kind
 from gym_contract.coverage._rules import (
@@ -87,10 +87,10 @@ def rollout_coverage(record: Any, kind: str | None = None) -> RolloutCoverage | 
     rated too, from whatever evidence they hold; the rules never raise on odd shapes. The record is
     a parsed dict, or read by attribute as `gym_contract._objects` says.
     """
-    if not isinstance(record, (dict, *OBJECT_TYPES)):
+    if not (isinstance(record, dict) or type(record) in OBJECT_CLASSES):
         return None
     record = readable(record)
-    kind = kind or detect_kind(record.whole if isinstance(record, DictObject) else None)
+    kind = kind or detect_kind(parsed(record))
     if kind not in COVERED_KINDS:
         return None
     evidence = evidence_of(record, kind)
@@ -116,14 +116,14 @@ _FULL_VERDICTS = {criterion: CriterionVerdict(criterion, "V", (FULL[criterion],)
 def observation_source(record: Any, kind: str | None) -> str | None:
     """The harness that observed a rollout (its bundle's `source`), or a bundle's own; None when none says."""
     record = readable(record)
-    bundle = record.ng_agent_observations if kind == "rollout" else record if kind == "bundle" else None
-    return nonempty(bundle.source) if isinstance(bundle, OBJECT_TYPES) else None
+    bundle: Any = record.ng_agent_observations if kind == "rollout" else record if kind == "bundle" else None
+    return nonempty(bundle.source) if type(bundle) in OBJECT_CLASSES else None
 
 
 def _agent(record: Any, kind: str) -> str | None:
     # A key outside the contract: on the fast path it stays raw bytes, and no agent is read.
-    agent_ref = getattr(record, "agent_ref", None) if kind == "rollout" else None
-    return nonempty(agent_ref.name) if isinstance(agent_ref, OBJECT_TYPES) else None
+    agent_ref: Any = getattr(record, "agent_ref", None) if kind == "rollout" else None
+    return nonempty(agent_ref.name) if type(agent_ref) in OBJECT_CLASSES else None
 
 
 @dataclass

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any, Literal
 
-from gym_contract._objects import OBJECT_TYPES, UNSET, DictObject, given, objects
+from gym_contract._objects import OBJECT_CLASSES, UNSET, DictObject, given, objects
 from gym_contract._values import nonempty, number, text
 from gym_contract._vocabulary import CAPTURED_TOKEN_FIELDS, TOKEN_FIELDS, token_count
 
@@ -62,11 +62,11 @@ class Evidence:
 def evidence_of(record: Any, kind: str) -> Evidence:
     """A rollout's evidence: the trajectory when attached (it already merges the rest), else the raw parts."""
     trajectory = record if kind == "trajectory" else record.ng_trajectory
-    bundle = record.ng_agent_observations if kind == "rollout" else None
-    capture = record.ng_model_call_capture if kind == "rollout" else None
-    bundle = bundle if isinstance(bundle, OBJECT_TYPES) else _NOTHING
-    capture = capture if isinstance(capture, OBJECT_TYPES) else _NOTHING
-    if isinstance(trajectory, OBJECT_TYPES):
+    bundle: Any = record.ng_agent_observations if kind == "rollout" else None
+    capture: Any = record.ng_model_call_capture if kind == "rollout" else None
+    bundle = bundle if type(bundle) in OBJECT_CLASSES else _NOTHING
+    capture = capture if type(capture) in OBJECT_CLASSES else _NOTHING
+    if type(trajectory) in OBJECT_CLASSES:
         return Evidence(
             model_calls=objects(trajectory.model_calls),
             invocations=objects(trajectory.invocations),
@@ -179,7 +179,7 @@ def c2(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
 def c3(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
     turns = evidence.turns
     # One pass over every turn and field each (a comprehension per field costs more than its reads).
-    nulls = {name for turn in turns for name in TURN_KNOWN_FIELDS if not given(getattr(turn, name))}
+    nulls = {name for turn in turns for name in TURN_KNOWN_FIELDS if getattr(turn, name) in _NO_VALUE}
     missing = {name for turn in turns for name in TURN_PAYLOAD_KEYS if getattr(turn, name) is UNSET}
     problems = [f"turns[].{name} null" for name in TURN_KNOWN_FIELDS if name in nulls]
     problems += [f"turns[].{name} missing" for name in TURN_PAYLOAD_KEYS if name in missing]
@@ -218,7 +218,7 @@ def c5(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
         if tool.status in _STATUS_UNKNOWN:
             problems.append("tool_calls[].status unknown")
         for name in TOOL_TIMING_FIELDS:
-            if not given(getattr(tool, name)):
+            if getattr(tool, name) in _NO_VALUE:
                 problems.append(f"tool_calls[].{name} null")
     gaps = gaps_against("C5", evidence.gap_codes)
     unavailable = None if evidence.tool_calls else "no tool calls"
@@ -255,6 +255,9 @@ def c7(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
 
 
 RULES = {"C1": c1, "C2": c2, "C3": c3, "C4": c4, "C5": c5, "C6": c6, "C7": c7}
+# A field with no value: absent or null. Told by `in`, which compares by identity first: a call of
+# `given` per field and record costs more than the reads.
+_NO_VALUE = (UNSET, None)
 _STATUS_UNKNOWN = (None, UNSET, "unknown")
 
 
@@ -272,7 +275,7 @@ _EXPECTED_TOKENS = {dialect: (*ALWAYS_EXPECTED_TOKENS, *extra) for dialect, extr
 def _calls_complete(evidence: Evidence) -> bool:
     for call in evidence.model_calls:
         metadata, stats = call.response_metadata, call.token_stats
-        if not (given(metadata.dialect) and given(metadata.model) and given(metadata.status_code)):
+        if metadata.dialect in _NO_VALUE or metadata.model in _NO_VALUE or metadata.status_code in _NO_VALUE:
             return False
         for name in _EXPECTED_TOKENS.get(metadata.dialect, ALWAYS_EXPECTED_TOKENS):
             value = getattr(stats, name)
@@ -283,9 +286,9 @@ def _calls_complete(evidence: Evidence) -> bool:
 
 def _turns_complete(evidence: Evidence) -> bool:
     for turn in evidence.turns:
-        if not (given(turn.resolved) and given(turn.step_count) and given(turn.timestamp)):
+        if turn.resolved in _NO_VALUE or turn.step_count in _NO_VALUE or turn.timestamp in _NO_VALUE:
             return False
-        if not (given(turn.turn_no) and given(turn.task_id) and given(turn.rollout_id)):
+        if turn.turn_no in _NO_VALUE or turn.task_id in _NO_VALUE or turn.rollout_id in _NO_VALUE:
             return False
         if turn.question is UNSET or turn.answer is UNSET or turn.reasoning_content is UNSET:
             return False
@@ -295,7 +298,7 @@ def _turns_complete(evidence: Evidence) -> bool:
 def _history_complete(evidence: Evidence) -> bool:
     for invocation in evidence.invocations:
         conversation = invocation.conversation
-        if type(conversation) is not list or not conversation or not isinstance(conversation[0], OBJECT_TYPES):
+        if type(conversation) is not list or not conversation or type(conversation[0]) not in OBJECT_CLASSES:
             return False
     # Calls are usually referenced by model_call_id; the (model_ref, response_id) keys are read only for
     # the calls that no id reference owns.
@@ -318,7 +321,7 @@ def _tools_complete(evidence: Evidence) -> bool:
     for tool in evidence.tool_calls:
         if tool.status in _STATUS_UNKNOWN or (tool.invocation_id, tool.tool_call_id) not in outputs:
             return False
-        if not (given(tool.started_at) and given(tool.completed_at) and given(tool.duration_ms)):
+        if tool.started_at in _NO_VALUE or tool.completed_at in _NO_VALUE or tool.duration_ms in _NO_VALUE:
             return False
     return bool(evidence.tool_calls)
 
@@ -378,13 +381,13 @@ def quickly_complete(criteria: Iterable[str], evidence: Evidence) -> set[str]:
 
 def _sub(holder: Any, key: str) -> Any:
     value = getattr(holder, key)
-    return value if isinstance(value, OBJECT_TYPES) else _NOTHING
+    return value if type(value) in OBJECT_CLASSES else _NOTHING
 
 
 def _ref_key(holder: Any) -> tuple[Any, Any, Any] | None:
     """(model_ref.type, model_ref.name, response_id) when all are there: the join key without a call id."""
     model_ref, response_id = holder.model_ref, nonempty(holder.response_id)
-    if not isinstance(model_ref, OBJECT_TYPES) or response_id is None:
+    if type(model_ref) not in OBJECT_CLASSES or response_id is None:
         return None
     server_type, name = text(model_ref.type), text(model_ref.name)
     return (server_type, name, response_id) if server_type is not None and name is not None else None
@@ -412,7 +415,7 @@ def _owned_keys(invocations: list[Any]) -> set[tuple[Any, Any, Any]]:
 
 def _holds_object(value: Any) -> bool:
     """Whether ``value`` is a list with an object in it (a conversation that says something)."""
-    return type(value) is list and any(isinstance(item, OBJECT_TYPES) for item in value)
+    return type(value) is list and any(type(item) in OBJECT_CLASSES for item in value)
 
 
 def _tool_outputs(invocations: list[Any], owners: set[str]) -> set[tuple[str, str]]:
@@ -425,7 +428,7 @@ def _tool_outputs(invocations: list[Any], owners: set[str]) -> set[tuple[str, st
                 [
                     (invocation_id, call_id)
                     for item in conversation
-                    if isinstance(item, OBJECT_TYPES)
+                    if type(item) in OBJECT_CLASSES
                     and item.type == "function_call_output"
                     and type(call_id := item.call_id) is str
                 ]

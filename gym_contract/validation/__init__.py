@@ -9,7 +9,7 @@ from typing import Any
 
 from gym_contract._json_pointer import pointer
 from gym_contract._limits import max_depth, value_problem
-from gym_contract._objects import OBJECT_TYPES, UNSET, given, plain, readable
+from gym_contract._objects import OBJECT_CLASSES, UNSET, given, plain, readable
 from gym_contract._values import json_type
 from gym_contract._vocabulary import KINDS, ROLLOUT_ATTACHMENTS, detect_kind
 from gym_contract.diagnostics import ContractError, Diagnostic
@@ -117,7 +117,7 @@ def _rollout_diagnostics(
         if not given(value):
             continue
         prefix = _ATTACHMENT_POINTERS[key]
-        if not isinstance(value, (dict, *OBJECT_TYPES)):
+        if not (isinstance(value, dict) or type(value) in OBJECT_CLASSES):
             found.append(
                 Diagnostic.of(
                     "schema_violation",

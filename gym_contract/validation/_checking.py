@@ -11,6 +11,7 @@ from functools import partial
 from typing import Any
 
 from gym_contract import _interrupts
+from gym_contract._objects import plain
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.reading import _records, _sources
 from gym_contract.validation import KINDS, _fastpath, check_line, detect_kind, iter_diagnostics
@@ -288,7 +289,7 @@ def check_data(
     located = [d.at(line=line, record=index, source=name) for d in checked.diagnostics]
     report.add_record(checked.kind, checked.decoded, located)
     if options.on_record is not None:
-        options.on_record(checked.kind, checked.record, located, name, line)
+        options.on_record(checked.kind, plain(checked.decoded), located, name, line)
     return checked.kind
 
 

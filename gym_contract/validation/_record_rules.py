@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gym_contract._json_pointer import pointer
-from gym_contract._objects import OBJECT_TYPES, DictObject, given, objects
+from gym_contract._objects import OBJECT_CLASSES, DictObject, given, objects
 from gym_contract._values import count, integer, nonempty, preview, text
 from gym_contract._vocabulary import CAPTURED_TOKEN_FIELDS, MODEL_CONTEXT_LIMIT, TRANSIENT_KINDS, all_token_counts
 from gym_contract.diagnostics import Diagnostic
@@ -34,7 +34,7 @@ def bundle_rules(bundle: Any, ctx: Context) -> list[Diagnostic]:
     by_kind = {"agent_invocation": invocations, "tool_call": tools, "context_compaction": compactions}
     records = bundle.records
     for index, record in enumerate(records if type(records) is list else ()):
-        kind = record.kind if isinstance(record, OBJECT_TYPES) else None
+        kind = record.kind if type(record) in OBJECT_CLASSES else None
         group = by_kind.get(kind if type(kind) is str else text(kind) or "")
         if group is not None:
             group.append((("records", index), record))
@@ -82,7 +82,7 @@ def trajectory_rules(trajectory: Any, ctx: Context) -> list[Diagnostic]:
         if call_id is not None:
             return call_id in by_id
         response_id = nonempty(ref.response_id)
-        if not isinstance(model_ref, OBJECT_TYPES) or response_id is None:
+        if type(model_ref) not in OBJECT_CLASSES or response_id is None:
             return False
         if responses is None:
             responses = _response_keys(calls)
@@ -93,7 +93,7 @@ def trajectory_rules(trajectory: Any, ctx: Context) -> list[Diagnostic]:
         if type(refs) is not list:
             return
         for index, ref in enumerate(refs):
-            if not isinstance(ref, OBJECT_TYPES):
+            if type(ref) not in OBJECT_CLASSES:
                 continue
             call_id = ref.model_call_id
             if type(call_id) is str and call_id in by_id:
@@ -116,7 +116,7 @@ def trajectory_rules(trajectory: Any, ctx: Context) -> list[Diagnostic]:
     latest = ctx.latest_plausible
     turns = trajectory.turns
     for index, turn in enumerate(turns if type(turns) is list else ()):
-        if not isinstance(turn, OBJECT_TYPES):
+        if type(turn) not in OBJECT_CLASSES:
             continue
         path = ("turns", index)
         if turn.task_id != task_id or turn.rollout_id != rollout_id:
@@ -161,8 +161,9 @@ def trajectory_rules(trajectory: Any, ctx: Context) -> list[Diagnostic]:
 def _model_call_rules(calls: Any, ctx: Context, found: list[Diagnostic]) -> set[str]:
     """Each model call's unique id, interval and token arithmetic, into ``found``; the ids, for references."""
     by_id: dict[str, int] = {}
+    latest = ctx.latest_plausible
     for index, call in enumerate(calls if type(calls) is list else ()):
-        if not isinstance(call, OBJECT_TYPES):
+        if type(call) not in OBJECT_CLASSES:
             continue
         path = ("model_calls", index)
         call_id = call.model_call_id
@@ -176,9 +177,19 @@ def _model_call_rules(calls: Any, ctx: Context, found: list[Diagnostic]) -> set[
                     pointer(*path, "model_call_id"),
                 )
             )
-        found += interval_rules(path, call.started_at, call.completed_at, call.duration_ms, ctx)
+        started, completed, duration = call.started_at, call.completed_at, call.duration_ms
+        # The common case of `interval_rules`, told here without a call: this runs for every model call.
+        if not (
+            type(started) is float
+            and type(completed) is float
+            and type(duration) is float
+            and EARLIEST_PLAUSIBLE <= started <= latest
+            and EARLIEST_PLAUSIBLE <= completed <= latest
+            and abs(duration - (measured := (completed - started) * 1000.0)) <= 1.0 + 0.01 * abs(measured)
+        ):
+            found += interval_rules(path, started, completed, duration, ctx)
         stats = call.token_stats
-        if isinstance(stats, OBJECT_TYPES):
+        if type(stats) in OBJECT_CLASSES:
             found += token_rules(
                 ("model_calls", index, "token_stats"),
                 stats.prompt_tokens,
@@ -194,9 +205,9 @@ def _response_keys(calls: Any) -> set[tuple[str | None, str | None, str]]:
     keys: set[tuple[str | None, str | None, str]] = set()
     for call in objects(calls):
         metadata = call.response_metadata
-        if isinstance(metadata, OBJECT_TYPES):
+        if type(metadata) in OBJECT_CLASSES:
             response_id, model_ref = nonempty(metadata.response_id), metadata.model_ref
-            if response_id is not None and isinstance(model_ref, OBJECT_TYPES):
+            if response_id is not None and type(model_ref) in OBJECT_CLASSES:
                 keys.add((text(model_ref.type), text(model_ref.name), response_id))
     return keys
 
@@ -207,7 +218,7 @@ def capture_rules(capture: Any, ctx: Context) -> list[Diagnostic]:
     calls = located(capture.calls, "calls")
     for path, call in calls:
         found += model_call_record_rules(path, call, ctx)
-    metrics = capture.metrics if isinstance(capture.metrics, OBJECT_TYPES) else _NO_METRICS
+    metrics = capture.metrics if type(capture.metrics) in OBJECT_CLASSES else _NO_METRICS
     summed = [field for field in CAPTURED_TOKEN_FIELDS if given(getattr(metrics, field))]
     # The common case, told in one pass: every call counts every summed field, and no sum hides an unknown.
     if summed and not all_token_counts([getattr(call, field) for _, call in calls for field in summed]):

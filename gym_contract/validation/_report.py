@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from gym_contract._objects import OBJECT_TYPES, DictObject, objects, readable
+from gym_contract._objects import OBJECT_CLASSES, DictObject, objects, readable
 from gym_contract._vocabulary import (
     CAPTURE,
     CAPTURED_TOKEN_FIELDS,
@@ -122,7 +122,7 @@ class Report:
         if located is not None and located.source is not None and located.record is not None:
             worst = max((diagnostic.severity for diagnostic in diagnostics), key=_RANK.__getitem__)
             self.flagged[(located.source, located.record)] = (worst, located.line, False)
-        if isinstance(record, (dict, *OBJECT_TYPES)):
+        if isinstance(record, dict) or type(record) in OBJECT_CLASSES:
             record = readable(record)
             self._tally_evidence(kind, record)
             self._rate_coverage(kind, record)
@@ -143,12 +143,12 @@ class Report:
         ``record`` is read by attribute (`gym_contract._objects`)."""
         if kind == "rollout":
             trajectory = getattr(record, TRAJECTORY)
-            if isinstance(trajectory, OBJECT_TYPES):
+            if type(trajectory) in OBJECT_CLASSES:
                 self._tally_evidence("trajectory", trajectory)
                 return
             for key in (OBSERVATIONS, CAPTURE):
                 part = getattr(record, key)
-                if isinstance(part, OBJECT_TYPES):
+                if type(part) in OBJECT_CLASSES:
                     self._tally_evidence(ROLLOUT_ATTACHMENTS[key], part)
             return
         for gap in objects(record.gaps) if kind in ("trajectory", "bundle", "model_call_capture") else ():
@@ -156,9 +156,7 @@ class Report:
                 self.gaps[code] += 1
         if kind == "trajectory":
             calls = objects(record.model_calls)
-            every_stats = [
-                stats if isinstance(stats := call.token_stats, OBJECT_TYPES) else _NO_STATS for call in calls
-            ]
+            every_stats = [stats if type(stats := call.token_stats) in OBJECT_CLASSES else _NO_STATS for call in calls]
             self._tally_calls(every_stats, _TRAJECTORY_TOKEN_FIELDS)
         elif kind == "model_call_capture":
             self._tally_calls(objects(record.calls), CAPTURED_TOKEN_FIELDS)

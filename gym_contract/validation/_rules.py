@@ -15,7 +15,7 @@ from functools import cache
 from typing import Any
 
 from gym_contract._json_pointer import pointer
-from gym_contract._objects import OBJECT_TYPES
+from gym_contract._objects import OBJECT_CLASSES
 from gym_contract._parent_links import cycles as parent_cycles
 from gym_contract._values import count, number, preview, text
 from gym_contract.diagnostics import Diagnostic
@@ -45,7 +45,7 @@ def located(value: Any, name: str) -> list[tuple[tuple[str, int], Any]]:
     """The objects of the list ``name`` with their paths; anything else is the schema's business."""
     if type(value) is not list:
         return []
-    return [((name, index), item) for index, item in enumerate(value) if isinstance(item, OBJECT_TYPES)]
+    return [((name, index), item) for index, item in enumerate(value) if type(item) in OBJECT_CLASSES]
 
 
 # ------------------------------------------------------------------------------------------ pieces
@@ -133,7 +133,7 @@ class FunctionCallIds:
             return True
         for item in self._unread:
             # Most items are not function calls: their type is the only field read.
-            if isinstance(item, OBJECT_TYPES) and item.type == "function_call":
+            if type(item) in OBJECT_CLASSES and item.type == "function_call":
                 found = item.call_id
                 if isinstance(found, str):
                     self._seen.add(found)
@@ -150,10 +150,11 @@ def tool_rules(tools: Sequence[tuple[Path, Any]], known: set[str], ctx: Context)
     found: list[Diagnostic] = []
     references: list[Diagnostic] = []  # reported after every tool call's own findings
     seen: dict[tuple[str, str], Path] = {}
+    latest = ctx.latest_plausible
     for path, tool in tools:
         invocation_id, tool_call_id = tool.invocation_id, tool.tool_call_id
-        started, completed = tool.started_at, tool.completed_at
-        if isinstance(invocation_id, str) and isinstance(tool_call_id, str):
+        started, completed, duration = tool.started_at, tool.completed_at, tool.duration_ms
+        if type(invocation_id) is str and type(tool_call_id) is str:
             key = (invocation_id, tool_call_id)
             if (prior := seen.setdefault(key, path)) != path:
                 found.append(
@@ -163,7 +164,14 @@ def tool_rules(tools: Sequence[tuple[Path, Any]], known: set[str], ctx: Context)
                         pointer(*path, "tool_call_id"),
                     )
                 )
-        if not (type(started) is float and type(completed) is float and completed >= started):
+        # The common case of the timing rules below, told without a call: ordered, plausible, a duration that agrees.
+        if not (
+            type(started) is float
+            and type(completed) is float
+            and type(duration) is float
+            and EARLIEST_PLAUSIBLE <= started <= completed <= latest
+            and abs(duration - (measured := (completed - started) * 1000.0)) <= 1.0 + 0.01 * abs(measured)
+        ):
             begin, end = number(started), number(completed)
             if begin is not None and end is not None and end < begin:
                 found.append(
@@ -173,7 +181,7 @@ def tool_rules(tools: Sequence[tuple[Path, Any]], known: set[str], ctx: Context)
                         pointer(*path, "completed_at"),
                     )
                 )
-        found += interval_rules(path, started, completed, tool.duration_ms, ctx)
+            found += interval_rules(path, started, completed, duration, ctx)
         if not (type(invocation_id) is str and invocation_id in known):
             references += reference_rule(path, invocation_id, known, "tool call", ctx)
     return found + references if references else found
@@ -262,7 +270,7 @@ def gap_rules(gaps: Any, base: Path) -> Sequence[Diagnostic]:
     known = _gap_registry()
     found: list[Diagnostic] = []
     for index, gap in enumerate(gaps):
-        code = text(gap.code) if isinstance(gap, OBJECT_TYPES) else None
+        code = text(gap.code) if type(gap) in OBJECT_CLASSES else None
         if code is not None and code not in known:
             message = f"gap code {code!r} is not in the registry"
             found.append(Diagnostic.of("gap_code_unknown", message, pointer(*base, index, "code")))

@@ -100,9 +100,8 @@ class _Module:
             options += [f"tag_field={_literal(definition.tag[0])}", f"tag={_literal(definition.tag[1])}"]
         options.append("gc=False")
         body = [self._field(*field) for field in definition.fields]
-        tag_value = definition.struct.__dict__.get(definition.tag[0]) if definition.tag else None
-        if tag_value is not None:
-            body.append(f"    {definition.tag[0]} = {_literal(tag_value)}")  # the tag, read as a member
+        if definition.tag is not None and definition.tag[0] in definition.struct.__dict__:
+            body.append(f"    {definition.tag[0]} = {_literal(definition.tag[1])}")  # the tag, read as a member
         if definition.checks:
             body.append(self._post_init(definition))
         return f"class {name}({', '.join(options)}):\n" + ("\n".join(body) or "    pass") + "\n"

@@ -13,6 +13,7 @@ from gym_contract._objects import readable
 from gym_contract.checking import check_files
 from gym_contract.coverage import CRITERIA, CoverageMatrix, coverage_matrix, rollout_coverage
 from gym_contract.report import Report
+from gym_contract.validation._fastpath import skeleton
 from tests.support import REPO
 
 POLICY = {"type": "responses_api_models", "name": "policy"}
@@ -418,11 +419,15 @@ def test_the_quick_checks_for_complete_evidence_agree_with_the_rules() -> None:
     records = [complete_rollout(), *(case[2] for case in CASES)]
     records += [json.loads(line) for line in EXAMPLES.read_text().splitlines()]
     for record in records:
-        coverage = rollout_coverage(record)
-        assert coverage is not None
-        evidence = _coverage_rules.evidence_of(readable(record), "rollout")
-        by_rules = [_coverage_rules.RULES[criterion](evidence) for criterion in CRITERIA]
-        assert [(v.verdict, v.reasons) for v in coverage.verdicts] == by_rules
+        # As parsed, and as the fast path decodes it when it takes the line: each form rated alike.
+        forms = [readable(record), skeleton(json.dumps(record, separators=(",", ":")).encode(), "rollout")]
+        for form in (form for form in forms if form is not None):
+            coverage = rollout_coverage(form, "rollout")
+            assert coverage is not None
+            evidence = _coverage_rules.evidence_of(readable(form), "rollout")
+            by_rules = [_coverage_rules.RULES[criterion](evidence) for criterion in CRITERIA]
+            assert [(v.verdict, v.reasons) for v in coverage.verdicts] == by_rules
+        assert rollout_coverage(forms[0], "rollout") == rollout_coverage(record)
 
 
 def test_a_gap_on_complete_evidence_is_rated_as_the_rules_rate_it() -> None:

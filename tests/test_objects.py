@@ -1,0 +1,98 @@
+"""Records read by attribute: decoded Structs and parsed dicts read alike, absent members as UNSET."""
+
+from __future__ import annotations
+
+import copy
+import json
+import pickle
+
+import msgspec
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gym_contract import schemas
+from gym_contract._objects import UNSET, DictObject, is_object, objects, plain, read, readable
+from gym_contract.models import AgentObservationBundle
+from gym_contract.validation._fastpath import skeleton
+from gym_contract.validation._struct_types import record_type
+
+BUNDLE = AgentObservationBundle.model_validate(schemas.get("agent_observations")["examples"][0])
+BUNDLE_LINE = BUNDLE.model_dump_json(exclude_none=False).encode()
+
+
+def test_a_parsed_object_reads_its_keys_as_attributes_and_an_absent_one_as_unset() -> None:
+    view = readable({"source": "claude_code", "ended": None, "records": [{"kind": "tool_call"}, 3, [{"deep": 1}]]})
+    assert view.source == "claude_code"
+    assert view.ended is None
+    assert view.missing is UNSET
+    first, number, nested = view.records
+    assert isinstance(first, DictObject)
+    assert first.kind == "tool_call"
+    assert number == 3
+    assert nested == [{"deep": 1}]  # a list's own elements only: no reader looks deeper
+    assert objects(view.records) == [first] == [item for item in view.records if is_object(item)]
+
+
+def test_a_decoded_struct_reads_its_tag_as_a_member_and_an_undeclared_name_as_unset() -> None:
+    decoded = msgspec.json.decode(BUNDLE_LINE, type=record_type("bundle"))
+    kinds = [record.kind for record in decoded.records]
+    assert kinds == [record["kind"] for record in json.loads(BUNDLE_LINE)["records"]]
+    assert decoded.no_such_member is UNSET
+    assert read(decoded, "no_such_member") is UNSET
+    assert read("not an object", "source") is UNSET
+    # Python's own protocols still find nothing where there is nothing: copying and pickling work.
+    assert copy.copy(decoded) == decoded
+    assert pickle.loads(pickle.dumps(decoded)) == decoded
+    with pytest.raises(AttributeError):
+        decoded.__no_such_protocol__  # noqa: B018 - the attribute read is what is tested
+
+
+def test_structs_and_their_plain_data_read_the_same_members() -> None:
+    decoded = skeleton(BUNDLE_LINE, "bundle")
+    assert decoded is not None
+    assert not isinstance(decoded, dict)
+    as_data = plain(decoded)
+    assert _same_but_raw(as_data, json.loads(BUNDLE_LINE))
+    parsed = readable(json.loads(BUNDLE_LINE))
+    for struct_record, dict_record in zip(decoded.records, parsed.records, strict=True):
+        for name in ("kind", "invocation_id", "tool_call_id", "started_at", "completed_at", "parent_invocation_id"):
+            assert _scalar(getattr(struct_record, name)) == _scalar(getattr(dict_record, name))
+
+
+def _scalar(value: object) -> object:
+    return value if not is_object(value) and not isinstance(value, (list, msgspec.Raw)) else type(value).__name__
+
+
+def _same_but_raw(data: object, parsed: object) -> bool:
+    """Whether ``data`` is ``parsed`` with some values kept as the raw bytes of their JSON."""
+    if isinstance(data, msgspec.Raw):
+        return json.loads(bytes(data)) == parsed
+    if isinstance(data, dict) and isinstance(parsed, dict):
+        return data.keys() == parsed.keys() and all(_same_but_raw(data[k], parsed[k]) for k in data)
+    if isinstance(data, list) and isinstance(parsed, list):
+        return len(data) == len(parsed) and all(_same_but_raw(a, b) for a, b in zip(data, parsed, strict=True))
+    return data == parsed and type(data) is type(parsed)
+
+
+def test_plain_data_of_a_fast_path_record_is_the_record_with_its_payloads_as_raw_json() -> None:
+    trajectory = schemas.get("trajectory")["examples"][0]
+    line = json.dumps(trajectory, separators=(",", ":")).encode()
+    decoded = skeleton(line, "trajectory")
+    assert decoded is not None
+    assert _same_but_raw(plain(decoded), json.loads(line))
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=4), children, max_size=3),
+    max_leaves=12,
+)
+
+
+@given(st.dictionaries(st.text(max_size=6), json_values, max_size=6))
+def test_a_parsed_object_reads_back_every_key_it_holds(whole: dict) -> None:
+    view = readable(whole)
+    for key, value in whole.items():
+        if key.isidentifier() and not key.startswith("_"):
+            assert plain(read(view, key)) == value
