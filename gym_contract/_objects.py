@@ -63,9 +63,12 @@ class DictObject:
         self._object = whole
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return readable(self._object.get(name, UNSET))
+        value = self._object.get(name, UNSET)
+        if type(value) in _SCALARS:
+            return value  # most reads, told without a call: this runs for every member read of a parsed record
+        if value is UNSET and name.startswith("__"):
+            raise AttributeError(name)  # the protocols Python probes for (copy, pickle, …)
+        return readable(value)
 
     def __repr__(self) -> str:
         return f"DictObject({self._object!r})"
@@ -74,6 +77,9 @@ class DictObject:
         return isinstance(other, DictObject) and other._object == self._object
 
     __hash__ = None  # type: ignore[assignment]  # as the dict it reads
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def parsed(value: Any) -> dict[str, Any] | None:
