@@ -126,16 +126,15 @@ def given(value: Any) -> bool:
 
 
 def plain(value: Any) -> Any:
-    """``value`` as plain data: Structs and `DictObject`s as dicts, opaque payloads left as `msgspec.Raw`."""
+    """``value`` as plain data, undoing `readable` and decoding: Structs and `DictObject`s as dicts, a list
+    of them as a list of dicts, opaque payloads left as `msgspec.Raw`."""
     if isinstance(value, DictObject):
         return value._object
-    if isinstance(value, dict):
-        # A rollout the fast path decoded in two steps holds its attachments' Structs: nothing deeper.
-        if any(isinstance(item, Struct) for item in value.values()):
-            return {key: plain(item) for key, item in value.items()}
-        return value
-    if isinstance(value, list):
-        return [plain(item) for item in value]
-    if isinstance(value, Struct):
+    if isinstance(value, Struct) or (
+        # A rollout the fast path decoded in two steps: a dict of its keys, its attachments Structs.
+        isinstance(value, dict) and any(isinstance(item, Struct) for item in value.values())
+    ):
         return msgspec.to_builtins(value, builtin_types=(msgspec.Raw,))
+    if isinstance(value, list):
+        return [plain(item) if isinstance(item, (DictObject, Struct)) else item for item in value]
     return value
