@@ -111,3 +111,12 @@ def test_the_whole_process_benchmark_reports_every_ratio():
     assert all(ratio > 0 for ratio in figures["ratios"].values())
     assert figures["conditions"].startswith("each command in a process of its own, started afresh every pass")
     assert 0 < figures["memory"]["peak RSS of validate, MB"] < 1000
+
+
+def test_the_whole_process_benchmark_names_a_file_it_is_given_that_does_not_exist(tmp_path):
+    reference = REPO / "examples" / "reference" / "nemo_gym_claude_code_math_rollouts.jsonl"
+    missing = tmp_path / "defective.jsonl"
+    result = _bench(str(reference), "--invalid", str(missing), script="bench_process.py")
+    assert result.returncode == 2
+    assert f"{missing}: no such file" in result.stderr
+    assert "Traceback" not in result.stderr

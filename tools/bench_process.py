@@ -85,6 +85,9 @@ def main(argv: list[str] | None = None) -> int:
         help="leave out --jobs 2 (on a machine whose other cores are busy, its figure means nothing)",
     )
     args = parser.parse_args(argv)
+    for given in (args.corpus, args.invalid, args.rss):
+        if given is not None and not given.is_file():
+            parser.error(f"{given}: no such file (tools/make_corpus.py makes one)")
     # The command installed beside this interpreter, as a virtual environment puts it, else the one on PATH.
     beside = Path(sys.executable).with_name("gym-contract")
     command = str(beside) if beside.is_file() else shutil.which("gym-contract") or "gym-contract"
