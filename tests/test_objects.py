@@ -13,9 +13,11 @@ from hypothesis import strategies as st
 
 from gym_contract import schemas
 from gym_contract._objects import UNSET, DictObject, is_object, objects, plain, read, readable
+from gym_contract._vocabulary import ROLLOUT_ATTACHMENTS
 from gym_contract.models import AgentObservationBundle
 from gym_contract.validation._fastpath import skeleton
 from gym_contract.validation._struct_types import record_type
+from tests.support import REPO
 
 BUNDLE = AgentObservationBundle.model_validate(schemas.get("agent_observations")["examples"][0])
 BUNDLE_LINE = BUNDLE.model_dump_json(exclude_none=False).encode()
@@ -96,3 +98,45 @@ def test_a_parsed_object_reads_back_every_key_it_holds(whole: dict) -> None:
     for key, value in whole.items():
         if key.isidentifier() and not key.startswith("_"):
             assert plain(read(view, key)) == value
+
+
+def test_the_readers_read_no_member_that_no_schema_declares(monkeypatch) -> None:
+    """A misspelt member reads as UNSET on a Struct, as an absent one does: every name the readers ask a
+    Struct for, and it does not have, must be a key some schema declares (or one outside the contract)."""
+    from gym_contract._objects import MemberStruct
+    from gym_contract.checking import check_files
+
+    asked: set[str] = set()
+
+    def spying(self: object, name: str) -> object:
+        if not name.startswith("__"):
+            asked.add(name)
+        return UNSET
+
+    monkeypatch.setattr(MemberStruct, "__getattr__", spying)
+    assert skeleton(BUNDLE_LINE, "bundle").no_such_member is UNSET
+    assert asked == {"no_such_member"}  # the spy sees what the readers ask
+    asked.clear()
+    examples = sorted((REPO / "examples").rglob("*.jsonl"))
+    for path in examples:
+        check_files([str(path)], now=1_790_000_000.0)
+    # A rollout's own keys, which no schema declares: its markers and attachments (asked of every record
+    # when its kind is told), and its agent, outside the contract, which the fast path keeps raw.
+    rollout_keys = {*ROLLOUT_ATTACHMENTS, "_ng_rollout_id", "_ng_task_index", "_ng_rollout_index", "agent_ref"}
+    assert len(examples) > 10
+    assert asked - _declared_keys() - rollout_keys == set()
+
+
+def _declared_keys() -> set[str]:
+    """Every key any bundled schema declares a property."""
+    keys: set[str] = set()
+    stack: list[object] = [schemas.get(name) for name in schemas.names()]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            properties = node.get("properties")
+            keys.update(properties if isinstance(properties, dict) else ())
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return keys
