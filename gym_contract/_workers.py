@@ -22,7 +22,7 @@ import threading
 import time
 import warnings
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
@@ -213,8 +213,19 @@ def _start(target: Callable[..., None], args: tuple[Any, ...]) -> Any:
     import multiprocessing
 
     process = multiprocessing.get_context().Process(target=target, args=args, daemon=True)
-    process.start()
+    with _forking_beside_the_watcher():  # where the platform's way is to fork (the BSDs)
+        process.start()
     return process
+
+
+@contextmanager
+def _forking_beside_the_watcher() -> Iterator[None]:
+    """Fork without Python's warning of a fork beside threads when the only other thread is the signal
+    watcher, which holds no lock a child could wait on (`_interrupts.only_the_watcher_beside`)."""
+    with warnings.catch_warnings():
+        if _interrupts.only_the_watcher_beside():
+            warnings.filterwarnings("ignore", r"This process .* is multi-threaded", DeprecationWarning)
+        yield
 
 
 def _wait(waited: Sequence[Any], timeout: float | None) -> list[Any]:
@@ -247,9 +258,7 @@ class _Forked:
             with suppress(Exception):
                 stream.flush()  # what is buffered here is not written again by the worker
         try:
-            with warnings.catch_warnings():
-                if _interrupts.only_the_watcher_beside():
-                    warnings.filterwarnings("ignore", r"This process .* is multi-threaded", DeprecationWarning)
+            with _forking_beside_the_watcher():
                 self.pid = os.fork()
         except BaseException:  # not started (too many processes, too little memory): nothing is held
             os.close(self.sentinel)
