@@ -22,6 +22,7 @@ __all__ = [
     "UNSET",
     "DictObject",
     "MemberStruct",
+    "WholeRecordStruct",
     "given",
     "is_object",
     "objects",
@@ -44,13 +45,25 @@ class MemberStruct(Struct, gc=False):
 
     def __init_subclass__(cls, **options: Any) -> None:
         super().__init_subclass__(**options)
-        OBJECT_CLASSES.add(cls)
+        if not cls.whole_record:
+            OBJECT_CLASSES.add(cls)
+
+    whole_record = False  # not annotated: a class attribute, no field
+    """Whether the Struct is a whole record's frame (`WholeRecordStruct`)."""
 
     def __getattr__(self, name: str) -> Any:
         # Only called when no field, class attribute or method has the name.
         if name.startswith("__"):
             raise AttributeError(name)  # the protocols Python probes for (copy, pickle, …)
         return UNSET
+
+
+class WholeRecordStruct(MemberStruct, gc=False):
+    """The base of Structs made at run time for a whole record and let go (a rollout's frame, one per shape
+    of keys): never the value of a member, so not one of `OBJECT_CLASSES`, which would hold it for ever.
+    Who is handed a whole record tells it as a `Struct`."""
+
+    whole_record = True
 
 
 class DictObject:

@@ -140,3 +140,27 @@ def _declared_keys() -> set[str]:
         elif isinstance(node, list):
             stack.extend(node)
     return keys
+
+
+def test_the_frames_made_for_rollouts_of_ever_new_keys_are_let_go() -> None:
+    """A file whose rollouts keep changing their keys makes a Struct per shape: none is held for ever."""
+    import gc
+    import weakref
+
+    from gym_contract._objects import OBJECT_CLASSES
+    from gym_contract.validation import check_line
+
+    base = {"_ng_task_index": 1, "_ng_rollout_index": 0, "ng_trajectory": schemas.get("trajectory")["examples"][0]}
+    first = None
+    before = len(OBJECT_CLASSES)
+    for line in range(120):
+        # Each shape twice: the second line of a shape is decoded by the frame the first one made.
+        data = json.dumps({**base, f"extra_{line // 2}": line}, separators=(",", ":")).encode()
+        decoded = check_line(data, hint="rollout").decoded
+        if first is None and not isinstance(decoded, dict):
+            first = weakref.ref(type(decoded))
+        del decoded
+    gc.collect()
+    assert first is not None
+    assert first() is None
+    assert len(OBJECT_CLASSES) == before

@@ -13,7 +13,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from gym_contract._objects import OBJECT_CLASSES, parsed, readable
+from msgspec import Struct
+
+from gym_contract._objects import OBJECT_CLASSES, DictObject, parsed, readable
 from gym_contract._values import nonempty
 from gym_contract._vocabulary import CRITERIA, detect_kind
 from gym_contract.coverage._rules import (
@@ -87,7 +89,7 @@ def rollout_coverage(record: Any, kind: str | None = None) -> RolloutCoverage | 
     rated too, from whatever evidence they hold; the rules never raise on odd shapes. The record is
     a parsed dict, or read by attribute as `gym_contract._objects` says.
     """
-    if not (isinstance(record, dict) or type(record) in OBJECT_CLASSES):
+    if not isinstance(record, (dict, DictObject, Struct)):  # a record's Structs, or its parsed dict
         return None
     record = readable(record)
     kind = kind or detect_kind(parsed(record))

@@ -180,7 +180,7 @@ class _RolloutShapes:
 
 def _frame(keys: tuple[str, ...]) -> Any:
     """The Struct of rollouts with ``keys`` (and any of the contract's keys), each absent one UNSET."""
-    from gym_contract._objects import MemberStruct
+    from gym_contract._objects import WholeRecordStruct
     from gym_contract.validation._struct_types import record_type
 
     named = dict.fromkeys([*keys, *ROLLOUT_ATTACHMENTS, *_ROLLOUT_MARKERS])
@@ -202,7 +202,7 @@ def _frame(keys: tuple[str, ...]) -> Any:
             renamed[attribute] = key
         fields.append((attribute, kind | msgspec.UnsetType, msgspec.UNSET))
     return msgspec.defstruct(
-        "RolloutFrame", fields, bases=(MemberStruct,), kw_only=True, rename=renamed or None, gc=False
+        "RolloutFrame", fields, bases=(WholeRecordStruct,), kw_only=True, rename=renamed or None, gc=False
     )
 
 

@@ -6,6 +6,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from msgspec import Struct
+
 from gym_contract._objects import OBJECT_CLASSES, DictObject, objects, readable
 from gym_contract._vocabulary import (
     CAPTURE,
@@ -122,7 +124,7 @@ class Report:
         if located is not None and located.source is not None and located.record is not None:
             worst = max((diagnostic.severity for diagnostic in diagnostics), key=_RANK.__getitem__)
             self.flagged[(located.source, located.record)] = (worst, located.line, False)
-        if isinstance(record, dict) or type(record) in OBJECT_CLASSES:
+        if isinstance(record, (dict, DictObject, Struct)):  # a record's Structs, or its parsed dict
             record = readable(record)
             self._tally_evidence(kind, record)
             self._rate_coverage(kind, record)
