@@ -18,17 +18,16 @@ import msgspec
 from msgspec import UNSET, Struct
 
 __all__ = [
+    "NO_MEMBERS",
     "OBJECT_CLASSES",
     "UNSET",
     "DictObject",
     "MemberStruct",
     "WholeRecordStruct",
     "given",
-    "is_object",
     "objects",
     "parsed",
     "plain",
-    "read",
     "readable",
 ]
 
@@ -102,6 +101,9 @@ def parsed(value: Any) -> dict[str, Any] | None:
 
 OBJECT_CLASSES.add(DictObject)
 
+NO_MEMBERS = DictObject({})
+"""An object with no member: what a reader reads in place of an object that is absent or not one."""
+
 
 def readable(value: Any) -> Any:
     """``value`` as readers read it: a dict as a `DictObject`, a list with its objects so, anything else as it is.
@@ -114,16 +116,6 @@ def readable(value: Any) -> Any:
     if isinstance(value, list):
         return [DictObject(item) if isinstance(item, dict) else item for item in value]
     return value
-
-
-def read(value: Any, name: str) -> Any:
-    """The member ``name`` of an object, whichever its form, or UNSET; for names known only at run time."""
-    return getattr(value, name, UNSET) if type(value) in OBJECT_CLASSES else UNSET
-
-
-def is_object(value: Any) -> bool:
-    """Whether ``value`` is a JSON object, decoded or parsed."""
-    return type(value) in OBJECT_CLASSES
 
 
 def objects(value: Any) -> list[Any]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any, Literal
 
-from gym_contract._objects import OBJECT_CLASSES, UNSET, DictObject, given, objects
+from gym_contract._objects import NO_MEMBERS, OBJECT_CLASSES, UNSET, DictObject, given, objects
 from gym_contract._values import nonempty, number, text
 from gym_contract._vocabulary import CAPTURED_TOKEN_FIELDS, TOKEN_FIELDS, token_count
 
@@ -64,8 +64,8 @@ def evidence_of(record: Any, kind: str) -> Evidence:
     trajectory = record if kind == "trajectory" else record.ng_trajectory
     bundle: Any = record.ng_agent_observations if kind == "rollout" else None
     capture: Any = record.ng_model_call_capture if kind == "rollout" else None
-    bundle = bundle if type(bundle) in OBJECT_CLASSES else _NOTHING
-    capture = capture if type(capture) in OBJECT_CLASSES else _NOTHING
+    bundle = bundle if type(bundle) in OBJECT_CLASSES else NO_MEMBERS
+    capture = capture if type(capture) in OBJECT_CLASSES else NO_MEMBERS
     if type(trajectory) in OBJECT_CLASSES:
         return Evidence(
             model_calls=objects(trajectory.model_calls),
@@ -84,9 +84,6 @@ def evidence_of(record: Any, kind: str) -> Evidence:
         gap_codes=_codes(objects(bundle.gaps) + objects(capture.gaps)),
         observations=bool(observation_records),
     )
-
-
-_NOTHING = DictObject({})  # an attachment the rollout does not have: every field absent
 
 
 def _from_capture(call: Any) -> DictObject:
@@ -179,7 +176,7 @@ def c2(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
 def c3(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
     turns = evidence.turns
     # One pass over every turn and field each (a comprehension per field costs more than its reads).
-    nulls = {name for turn in turns for name in TURN_KNOWN_FIELDS if getattr(turn, name) in _NO_VALUE}
+    nulls = {name for turn in turns for name in TURN_KNOWN_FIELDS if not given(getattr(turn, name))}
     missing = {name for turn in turns for name in TURN_PAYLOAD_KEYS if getattr(turn, name) is UNSET}
     problems = [f"turns[].{name} null" for name in TURN_KNOWN_FIELDS if name in nulls]
     problems += [f"turns[].{name} missing" for name in TURN_PAYLOAD_KEYS if name in missing]
@@ -218,7 +215,7 @@ def c5(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
         if tool.status in _STATUS_UNKNOWN:
             problems.append("tool_calls[].status unknown")
         for name in TOOL_TIMING_FIELDS:
-            if getattr(tool, name) in _NO_VALUE:
+            if not given(getattr(tool, name)):
                 problems.append(f"tool_calls[].{name} null")
     gaps = gaps_against("C5", evidence.gap_codes)
     unavailable = None if evidence.tool_calls else "no tool calls"
@@ -255,9 +252,6 @@ def c7(evidence: Evidence) -> tuple[Verdict, tuple[str, ...]]:
 
 
 RULES = {"C1": c1, "C2": c2, "C3": c3, "C4": c4, "C5": c5, "C6": c6, "C7": c7}
-# A field with no value: absent or null. Told by `in`, which compares by identity first: a call of
-# `given` per field and record costs more than the reads.
-_NO_VALUE = (UNSET, None)
 _STATUS_UNKNOWN = (None, UNSET, "unknown")
 
 
@@ -275,7 +269,7 @@ _EXPECTED_TOKENS = {dialect: (*ALWAYS_EXPECTED_TOKENS, *extra) for dialect, extr
 def _calls_complete(evidence: Evidence) -> bool:
     for call in evidence.model_calls:
         metadata, stats = call.response_metadata, call.token_stats
-        if metadata.dialect in _NO_VALUE or metadata.model in _NO_VALUE or metadata.status_code in _NO_VALUE:
+        if not given(metadata.dialect) or not given(metadata.model) or not given(metadata.status_code):
             return False
         for name in _EXPECTED_TOKENS.get(metadata.dialect, ALWAYS_EXPECTED_TOKENS):
             value = getattr(stats, name)
@@ -286,9 +280,9 @@ def _calls_complete(evidence: Evidence) -> bool:
 
 def _turns_complete(evidence: Evidence) -> bool:
     for turn in evidence.turns:
-        if turn.resolved in _NO_VALUE or turn.step_count in _NO_VALUE or turn.timestamp in _NO_VALUE:
+        if not given(turn.resolved) or not given(turn.step_count) or not given(turn.timestamp):
             return False
-        if turn.turn_no in _NO_VALUE or turn.task_id in _NO_VALUE or turn.rollout_id in _NO_VALUE:
+        if not given(turn.turn_no) or not given(turn.task_id) or not given(turn.rollout_id):
             return False
         if turn.question is UNSET or turn.answer is UNSET or turn.reasoning_content is UNSET:
             return False
@@ -321,7 +315,7 @@ def _tools_complete(evidence: Evidence) -> bool:
     for tool in evidence.tool_calls:
         if tool.status in _STATUS_UNKNOWN or (tool.invocation_id, tool.tool_call_id) not in outputs:
             return False
-        if tool.started_at in _NO_VALUE or tool.completed_at in _NO_VALUE or tool.duration_ms in _NO_VALUE:
+        if not given(tool.started_at) or not given(tool.completed_at) or not given(tool.duration_ms):
             return False
     return bool(evidence.tool_calls)
 
@@ -381,7 +375,7 @@ def quickly_complete(criteria: Iterable[str], evidence: Evidence) -> set[str]:
 
 def _sub(holder: Any, key: str) -> Any:
     value = getattr(holder, key)
-    return value if type(value) in OBJECT_CLASSES else _NOTHING
+    return value if type(value) in OBJECT_CLASSES else NO_MEMBERS
 
 
 def _ref_key(holder: Any) -> tuple[Any, Any, Any] | None:

@@ -269,8 +269,6 @@ def kind_of_decoded(record: Any) -> str | None:
     """The kind `detect_kind` tells of a record `skeleton` gave, from the keys it was written with."""
     if isinstance(record, dict):
         return detect_kind(record)
-    if any(getattr(record, marker) is not msgspec.UNSET for marker in _ROLLOUT_MARKERS):
-        return "rollout"  # what `detect_kind` asks first, asked of the members themselves
     written = zip(record.__struct_fields__, record.__struct_encode_fields__, strict=True)
     return detect_kind({key: True for name, key in written if getattr(record, name) is not msgspec.UNSET})
 

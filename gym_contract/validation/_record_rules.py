@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gym_contract._json_pointer import pointer
-from gym_contract._objects import OBJECT_CLASSES, DictObject, given, objects
+from gym_contract._objects import NO_MEMBERS, OBJECT_CLASSES, given, objects
 from gym_contract._values import count, integer, nonempty, preview, text
 from gym_contract._vocabulary import CAPTURED_TOKEN_FIELDS, MODEL_CONTEXT_LIMIT, TRANSIENT_KINDS, all_token_counts
 from gym_contract.diagnostics import Diagnostic
@@ -207,7 +207,7 @@ def capture_rules(capture: Any, ctx: Context) -> list[Diagnostic]:
     calls = located(capture.calls, "calls")
     for path, call in calls:
         found += model_call_record_rules(path, call, ctx)
-    metrics = capture.metrics if type(capture.metrics) in OBJECT_CLASSES else _NO_METRICS
+    metrics = capture.metrics if type(capture.metrics) in OBJECT_CLASSES else NO_MEMBERS
     summed = [field for field in CAPTURED_TOKEN_FIELDS if given(getattr(metrics, field))]
     # The common case, told in one pass: every call counts every summed field, and no sum hides an unknown.
     if summed and not all_token_counts([getattr(call, field) for _, call in calls for field in summed]):
@@ -222,9 +222,6 @@ def capture_rules(capture: Any, ctx: Context) -> list[Diagnostic]:
                 found.append(Diagnostic.of("metrics_partial_sum", message, f"/metrics/{field}"))
     found += gap_rules(capture.gaps, ("gaps",))
     return found
-
-
-_NO_METRICS = DictObject({})
 
 
 def model_call_record_rules(path: Path, call: Any, ctx: Context) -> Sequence[Diagnostic]:

@@ -8,7 +8,7 @@ from typing import Any
 
 from msgspec import Struct
 
-from gym_contract._objects import OBJECT_CLASSES, DictObject, objects, readable
+from gym_contract._objects import NO_MEMBERS, OBJECT_CLASSES, DictObject, objects, readable
 from gym_contract._vocabulary import (
     CAPTURE,
     CAPTURED_TOKEN_FIELDS,
@@ -32,7 +32,6 @@ be added within a version, none is removed or changes meaning."""
 __all__ = ["Report", "TokenTally"]
 
 _TRAJECTORY_TOKEN_FIELDS = {name: name for name in TOKEN_FIELDS}
-_NO_STATS = DictObject({})  # a model call without token_stats: every count unknown
 _RANK: dict[str, int] = {severity: rank for rank, severity in enumerate(reversed(SEVERITIES))}
 
 
@@ -158,7 +157,7 @@ class Report:
                 self.gaps[code] += 1
         if kind == "trajectory":
             calls = objects(record.model_calls)
-            every_stats = [stats if type(stats := call.token_stats) in OBJECT_CLASSES else _NO_STATS for call in calls]
+            every_stats = [stats if type(stats := call.token_stats) in OBJECT_CLASSES else NO_MEMBERS for call in calls]
             self._tally_calls(every_stats, _TRAJECTORY_TOKEN_FIELDS)
         elif kind == "model_call_capture":
             self._tally_calls(objects(record.calls), CAPTURED_TOKEN_FIELDS)
