@@ -6,7 +6,9 @@ stops on Ctrl-C stops on SIGTERM alike; the exit status is `128 + ` that signal 
 follows the first signal is already under way and bounded in time, so a second one, which a
 shell sends when Ctrl-C is pressed twice or the whole process group is signalled, changes
 nothing; one that still comes `FORCE_AFTER` seconds later means that the way out is stuck, and
-the worker processes are killed and the process ends at once, with the same status.
+the worker processes are killed and the process ends at once, with the same status. The first
+is raised where the ``except`` meant for it can catch it, which on Python 3.13 is not everywhere
+(`_skips_a_handler`).
 
 Worker processes stop cooperatively: they ignore SIGINT (the parent decides for them) and take
 SIGTERM as a request to stop, which `check` turns into `Stopped` between two records, so that
@@ -17,13 +19,16 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import os
 import signal
+import sys
 import threading
 import time
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import CodeType, FrameType
 from typing import Any, Protocol
 
 __all__ = [
@@ -42,6 +47,10 @@ FORCE_AFTER = 2.0
 """Seconds after the first signal from which another one ends the process at once."""
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_CHECKS_BEFORE_BACK_EDGE = sys.version_info >= (3, 13)
+_PATIENCE = 0.3
+"""Seconds an interruption may wait for a place where raising it reaches its handler (`_skips_a_handler`);
+after that it is raised wherever it is taken, as a loop that calls no function offers no such place."""
 
 
 class Terminated(KeyboardInterrupt):
@@ -61,6 +70,7 @@ _first: int | None = None
 _first_at = 0.0
 _deferring = 0
 _pending: int | None = None
+_owed: int | None = None
 _stop_asked = False
 _owners: weakref.WeakSet[Any] = weakref.WeakSet()
 
@@ -79,16 +89,65 @@ def _interruption(signum: int) -> KeyboardInterrupt:
     return Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
 
 
-def _on_signal(signum: int, frame: object) -> None:
-    global _first, _first_at, _pending
+def _on_signal(signum: int, frame: FrameType | None) -> None:
+    global _first, _first_at
     if _first is None:
         _first, _first_at = signum, time.monotonic()
-        if _deferring:
-            _pending = signum
-            return
-        raise _interruption(signum)
-    if time.monotonic() - _first_at >= FORCE_AFTER:
+        _raise_where_caught(signum, frame)
+    elif _owed is not None:  # taken again (see `_raise_where_caught`), or another signal while it waits
+        _raise_where_caught(_owed, frame)
+    elif time.monotonic() - _first_at >= FORCE_AFTER:
         _force_exit()
+
+
+def _raise_where_caught(signum: int, frame: FrameType | None) -> None:
+    """Raise the interruption for ``signum`` now, unless it would skip the handler meant for it: then
+    leave it owed, for the watcher of `_nudging` to send the signal again a moment later, when the
+    main thread is somewhere else. (Raising the signal again from here would be taken at once, in
+    this very handler.)"""
+    global _pending, _owed
+    if _deferring:
+        _pending, _owed = signum, None
+        return
+    if time.monotonic() - _first_at < _PATIENCE and _skips_a_handler(frame):
+        _owed = signum
+        return
+    _owed = None
+    raise _interruption(signum)
+
+
+def _skips_a_handler(frame: FrameType | None) -> bool:
+    """Whether an exception raised in ``frame`` now would skip a handler (``except``, ``finally``,
+    ``with``) around the loop it runs.
+
+    Python 3.13 looks for signals at a loop's back edge before taking it, and its compiler sometimes
+    leaves that jump out of the exception table of the ``try`` or ``with`` around the loop
+    (python/cpython#130279). An interruption raised there passes the ``except KeyboardInterrupt``
+    that keeps what was checked, and the command ends with an empty summary. Earlier versions look
+    after the jump, at the loop's head, which the table covers.
+    """
+    if not _CHECKS_BEFORE_BACK_EDGE or frame is None:
+        return False
+    try:
+        return _outside_the_handlers_of_its_loop(frame.f_code, frame.f_lasti)
+    except Exception:  # reading bytecode is a precaution: failing it, raise as ever
+        return False
+
+
+@functools.lru_cache(maxsize=64)
+def _outside_the_handlers_of_its_loop(code: CodeType, offset: int) -> bool:
+    import dis  # on a signal only: most runs never need it
+
+    bytecode = dis.Bytecode(code)
+    jump = next((instruction for instruction in bytecode if instruction.offset == offset), None)
+    if jump is None or not jump.opname.startswith("JUMP_BACKWARD"):
+        return False
+    entries = bytecode.exception_entries  # type: ignore[attr-defined]  # there from 3.11, not in the stubs
+
+    def handlers(at: int) -> set[int]:
+        return {entry.target for entry in entries if entry.start <= at < entry.end}
+
+    return not handlers(jump.argval) <= handlers(offset)
 
 
 def _force_exit() -> None:
@@ -113,11 +172,11 @@ def handling(*, keep_after: bool = False) -> Iterator[None]:
     comes `FORCE_AFTER` seconds later still ends a process that is slow to end.
     Outside the main thread, where signals cannot be handled, nothing changes.
     """
-    global _first, _pending, _deferring, _handling
+    global _first, _pending, _owed, _deferring, _handling
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    _first, _pending, _deferring = None, None, 0
+    _first, _pending, _owed, _deferring = None, None, None, 0
     if keep_after:
         _settle_at_exit()
     previous = {signum: signal.getsignal(signum) for signum in _SIGNALS}
@@ -156,12 +215,13 @@ def _settle_at_exit() -> None:
 
 @contextmanager
 def _nudging() -> Iterator[None]:
-    """Have a signal sent again to the main thread until its handler has run.
+    """Have a signal sent again to the main thread until its handler has run and raised it.
 
     A signal that comes while the main thread is between two system calls in C code (two reads of
     a pipe) is acted upon only when the second returns, which on a pipe that stays open may be
     never. The interpreter writes every signal's number to a wakeup descriptor; a thread that
-    reads it sends the signal to the main thread again, which interrupts the read.
+    reads it sends the signal to the main thread again, which interrupts the read. It sends it again
+    too while the handler leaves the interruption owed (`_raise_where_caught`).
     """
     global _nudge_pipe, _watcher
     reader, writer = _nudge_pipe = os.pipe()
@@ -191,6 +251,8 @@ def only_the_watcher_beside() -> bool:
 
 
 _NUDGE_SECONDS = 0.05
+_OWED_NUDGE_SECONDS = 0.005  # an owed interruption is sent again often: each time may find a place to raise it
+_NUDGING_SECONDS = 1.0
 _nudge_pipe: tuple[int, int] | None = None
 _watcher: threading.Thread | None = None
 
@@ -199,9 +261,10 @@ def _nudge(reader: int) -> None:
     main = threading.main_thread().ident
     while received := os.read(reader, 64):
         for signum in set(received) & set(_SIGNALS):
-            for _ in range(int(1 / _NUDGE_SECONDS)):
-                time.sleep(_NUDGE_SECONDS)
-                if _first is not None or not _handling or main is None:
+            until = time.monotonic() + _NUDGING_SECONDS
+            while time.monotonic() < until:
+                time.sleep(_NUDGE_SECONDS if _owed is None else _OWED_NUDGE_SECONDS)
+                if (_first is not None and _owed is None) or not _handling or main is None:
                     break
                 signal.pthread_kill(main, signum)
 
@@ -234,8 +297,8 @@ def deferred() -> Iterator[None]:
 
 def as_worker() -> None:
     """In a new worker process: ignore SIGINT, and take SIGTERM as a request to stop (see `check`)."""
-    global _first, _pending, _deferring, _stop_asked, _handling
-    _first, _pending, _deferring, _stop_asked, _handling = None, None, 0, False, False
+    global _first, _pending, _owed, _deferring, _stop_asked, _handling
+    _first, _pending, _owed, _deferring, _stop_asked, _handling = None, None, None, 0, False, False
     _owners.clear()
     signal.set_wakeup_fd(-1)  # the parent's: a signal to a worker is no signal to the parent
     if _nudge_pipe is not None:

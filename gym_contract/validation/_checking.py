@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
@@ -187,27 +187,16 @@ def _check_open_source(
     report = options.report()
     report.inputs.append(source.name)
     stats = _records.ReadStats()
-    ahead: _Ahead | None = None
+    lines = None if json_document else _records.iter_lines(source, options.max_line_bytes, stats=stats)
+    ahead = _Ahead(lines, stats, source) if lines is not None and options.fast and _fastpath.measures_ahead() else None
     try:
-        if json_document:
-
-            def inside_payload(record: dict[str, Any], path: tuple[str | int, ...]) -> bool:
-                # As on every path of `check_line`, the inside of an opaque payload is not looked at.
-                return _fastpath.opaque_at(options.kind or detect_kind(record), path, record)
-
-            entries = _records.read_json_document(source, options.max_line_bytes, stats=stats, ignore=inside_payload)
-            for index, (line, entry) in enumerate(entries):
-                _interrupts.check()
-                _check_entry(report, entry, line, index, source.name, options)
+        # The loops are in functions of their own, so that an interruption taken at a loop's back edge
+        # reaches this handler: Python 3.13 leaves some back edges out of the try around a loop in the
+        # same function (python/cpython#130279), and a library caller has no `_interrupts.handling`.
+        if lines is None:
+            _check_document(report, source, stats, options)
         else:
-            hint: str | None = None
-            lines = _records.iter_lines(source, options.max_line_bytes, stats=stats)
-            ahead = _Ahead(lines, stats, source) if options.fast and _fastpath.measures_ahead() else None
-            for index, item in enumerate(lines if ahead is None else ahead):
-                _interrupts.check()
-                hint = _check_item(report, index, item, source.name, options, hint)
-                if progress and index % 64 == 0:
-                    progress(done + source.consumed(), total)
+            _check_lines(report, lines if ahead is None else ahead, source, options, progress, done, total)
     except KeyboardInterrupt:
         # Ctrl-C, SIGTERM, or (in a worker) a request to stop: what was checked so far is a report of
         # its own, marked as partial. A line read but
@@ -222,6 +211,34 @@ def _check_open_source(
     report.blank_lines += stats.blank_lines
     report.items_by_input[source.name] += report.records + report.damaged_lines
     return report
+
+
+def _check_document(report: Report, source: _sources.Source, stats: _records.ReadStats, options: _Options) -> None:
+    def inside_payload(record: dict[str, Any], path: tuple[str | int, ...]) -> bool:
+        # As on every path of `check_line`, the inside of an opaque payload is not looked at.
+        return _fastpath.opaque_at(options.kind or detect_kind(record), path, record)
+
+    entries = _records.read_json_document(source, options.max_line_bytes, stats=stats, ignore=inside_payload)
+    for index, (line, entry) in enumerate(entries):
+        _interrupts.check()
+        _check_entry(report, entry, line, index, source.name, options)
+
+
+def _check_lines(
+    report: Report,
+    items: Iterable[_records.RawLine | Diagnostic],
+    source: _sources.Source,
+    options: _Options,
+    progress: Progress | None,
+    done: int,
+    total: int | None,
+) -> None:
+    hint: str | None = None
+    for index, item in enumerate(items):
+        _interrupts.check()
+        hint = _check_item(report, index, item, source.name, options, hint)
+        if progress and index % 64 == 0:
+            progress(done + source.consumed(), total)
 
 
 class _Ahead:

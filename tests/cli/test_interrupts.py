@@ -150,16 +150,6 @@ def _workers_at_work(run: Run, workers: int, working: Callable[[int], bool] | No
     return found
 
 
-def _cpu_seconds(pid: int) -> float:
-    """The processor time a process has had (a forked worker starts at 0)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return 0.0
-    user, system = stat[stat.rindex(")") + 2 :].split()[11:13]
-    return (int(user) + int(system)) / os.sysconf("SC_CLK_TCK")
-
-
 def _reading(run: Run, inputs: tuple[Path, ...], at_least: int = 2_000_000) -> None:
     """Wait until the command itself has read ``at_least`` bytes into its inputs."""
     _until(run, lambda: _offset_in(run.process.pid, inputs) >= at_least, "reading its input")
@@ -224,13 +214,14 @@ def _workers_ended(leader: int, workers: list[int]) -> Callable[[], bool]:
 
 
 def _idle(pid: int) -> bool:
-    """Whether a worker has done its work and waits: asleep, and still so a moment later."""
+    """Whether a worker has done its work and waits: every thread of it asleep, and still so a moment later."""
     for _ in range(3):
         try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
+            threads = os.listdir(f"/proc/{pid}/task")
+            states = [Path(f"/proc/{pid}/task/{thread}/stat").read_text() for thread in threads]
         except OSError:
             return False
-        if stat[stat.rindex(")") + 2] != "S":
+        if any(stat[stat.rindex(")") + 2] != "S" for stat in states):
             return False
         time.sleep(0.02)
     return True
@@ -324,11 +315,11 @@ def test_a_stream_checked_in_batches_by_workers_gives_the_batches_checked(corpus
     producer = threading.Thread(target=os.write, args=(writer, data), daemon=True)
     producer.start()
     try:
-        # A batch reaches a worker through a socket, which the I/O counters do not count: it is at
-        # work once it has had more processor time than starting takes (a few ms), and done with its
-        # batch once it waits again. A batch of 4 MB, with the worker's first record, takes some
-        # 40 ms on a fast machine: the threshold must stay well below that.
-        workers = _workers_at_work(run, 2, lambda pid: _cpu_seconds(pid) >= 0.02)
+        # Once the producer's write returns, the parent has read all but what the pipe holds (64 KB at
+        # most), so it has handed out both batches; which worker took which is the scheduler's choice
+        # (on a busy machine one worker may take both). They are checked once every worker waits again.
+        producer.join(120)
+        workers = [pid for pid in _session(run.process.pid) if pid != run.process.pid]
         _until(run, lambda: all(_idle(pid) for pid in workers), "checking the two batches")
         _interrupt(run, [INT], group=True)
     finally:
