@@ -128,28 +128,33 @@ def _coverage(args: argparse.Namespace) -> int:
 def _rate_here(paths: list[str], by: GroupBy) -> CoverageRun:
     """Every input in turn, in this process, each damaged line said as it is met."""
     run = CoverageRun()
-    sizes = [_sources.size_on_disk(path) for path in paths]
-    total = None if None in sizes else sum(size or 0 for size in sizes)
-    done = 0
     try:
         with progress_bar(True, "rating") as progress:
-            for path, size in zip(paths, sizes, strict=True):
-                with _sources.open_source(path) as source:
-                    shown = None if progress is None else partial(_shown, progress, done, total)
-                    part = rate_source(
-                        source,
-                        json_document=_records.is_json_document(path),
-                        by=by,
-                        on_damaged=say_damaged,
-                        progress=shown,
-                    )
-                    run.merge(part)
-                    done += size if size is not None else source.consumed()
-                if run.interrupted:
-                    break  # the inputs after an interruption are not read
+            # In a function of its own: Python 3.13 may leave a loop's back edge out of this try.
+            _rate_each(run, paths, by, progress)
     except KeyboardInterrupt:  # while an input was opened, or the progress drawn
         run.interrupted = True
     return run
+
+
+def _rate_each(run: CoverageRun, paths: list[str], by: GroupBy, progress: Progress | None) -> None:
+    sizes = [_sources.size_on_disk(path) for path in paths]
+    total = None if None in sizes else sum(size or 0 for size in sizes)
+    done = 0
+    for path, size in zip(paths, sizes, strict=True):
+        with _sources.open_source(path) as source:
+            shown = None if progress is None else partial(_shown, progress, done, total)
+            part = rate_source(
+                source,
+                json_document=_records.is_json_document(path),
+                by=by,
+                on_damaged=say_damaged,
+                progress=shown,
+            )
+            run.merge(part)
+            done += size if size is not None else source.consumed()
+        if run.interrupted:
+            break  # the inputs after an interruption are not read
 
 
 def _shown(progress: Progress, done: int, total: int | None, read: int) -> None:

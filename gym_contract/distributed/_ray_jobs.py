@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import pickle
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from typing import Any
@@ -104,15 +104,22 @@ def run_shares(
     with data_context(show_progress, verbose=verbose):
         rows = [{"number": number, "share": pickle.dumps(share)} for number, share in enumerate(shares)]
         dataset = ray.data.from_items(rows, override_num_blocks=len(rows))
-        waiting: dict[int, Any] = {}
-        following = 0
-        for row in dataset.map(partial(_apply, task), num_cpus=1).iter_rows():
-            waiting[row["number"]] = pickle.loads(row["result"])
-            while following in waiting:
-                yield shares[following], waiting.pop(following)
-                following += 1
-        if following != len(shares):
-            raise RuntimeError(f"the Ray job returned {following} of {len(shares)} shares")
+        # In a generator of its own, so that an interruption taken at the loop's back edge still
+        # leaves the context: Python 3.13 may leave that jump out of the ``with`` around the loop.
+        yield from _in_share_order(shares, dataset.map(partial(_apply, task), num_cpus=1).iter_rows())
+
+
+def _in_share_order(shares: list[Share], rows: Iterable[dict[str, Any]]) -> Iterator[tuple[Share, Any]]:
+    """Each result with its share, in the shares' order, whatever order the rows come in."""
+    waiting: dict[int, Any] = {}
+    following = 0
+    for row in rows:
+        waiting[row["number"]] = pickle.loads(row["result"])
+        while following in waiting:
+            yield shares[following], waiting.pop(following)
+            following += 1
+    if following != len(shares):
+        raise RuntimeError(f"the Ray job returned {following} of {len(shares)} shares")
 
 
 def _apply(task: Callable[[Share], Any], row: dict[str, Any]) -> dict[str, Any]:

@@ -138,27 +138,51 @@ def _check_side_by_side(
             else [pool.submit(_check_share, (path, start, end, options)) for start, end in shares]
             for path, shares in zip(paths, plans, strict=True)
         ]
-        done = 0
-        for path, size, tickets in zip(paths, sizes, pending, strict=True):
-            if pool is None or tickets is None:
-                part = _check_source(path, options, progress, done, total)
-                done += part.bytes if size is None else size
-            else:
-                taken: list[Report | None] = []
-                try:
-                    for ticket in tickets:
-                        taken.append(pool.result(ticket))
-                except KeyboardInterrupt:
-                    pool.stop()
-                    taken += [pool.result(ticket) for ticket in tickets[len(taken) :]]
-                    report.interrupted = True
-                part = _joined(path, taken, options)
-                done += size or 0
-                if progress:
-                    progress(done, total)
-            _merge(report, part)
-            if report.interrupted:
-                break  # the inputs after an interruption are not read
+        # In a function of its own, as every loop an interruption handler guards (`_check_open_source`).
+        _take_in_order(report, paths, sizes, pending, pool, options, progress, total)
+
+
+def _take_in_order(
+    report: Report,
+    paths: Sequence[str],
+    sizes: list[int | None],
+    pending: list[list[int] | None],
+    pool: Any,
+    options: _Options,
+    progress: Progress | None,
+    total: int | None,
+) -> None:
+    """The report of every input merged in order: checked here, or taken from the workers."""
+    done = 0
+    for path, size, tickets in zip(paths, sizes, pending, strict=True):
+        if pool is None or tickets is None:
+            part = _check_source(path, options, progress, done, total)
+            done += part.bytes if size is None else size
+        else:
+            part = _joined(path, _taken(report, pool, tickets), options)
+            done += size or 0
+            if progress:
+                progress(done, total)
+        _merge(report, part)
+        if report.interrupted:
+            break  # the inputs after an interruption are not read
+
+
+def _taken(report: Report, pool: Any, tickets: list[int]) -> list[Report | None]:
+    """The reports of one input's shares; interrupted, those the workers hand back when told to stop."""
+    taken: list[Report | None] = []
+    try:
+        _take_each(pool, tickets, taken)
+    except KeyboardInterrupt:
+        pool.stop()
+        taken += [pool.result(ticket) for ticket in tickets[len(taken) :]]
+        report.interrupted = True
+    return taken
+
+
+def _take_each(pool: Any, tickets: list[int], taken: list[Report | None]) -> None:
+    for ticket in tickets:
+        taken.append(pool.result(ticket))
 
 
 def _pool(workers: int) -> Any:
@@ -370,37 +394,58 @@ def _check_streamed(
     with _sources.open_source(path) as source, _pool(jobs) as pool:
         report.inputs.append(source.name)
         in_flight: deque[int] = deque()
-        last_line = 0  # the line of the last item handed out
         try:
-            for batch in _batches(_records.iter_lines(source, options.max_line_bytes, stats=stats)):
-                in_flight.append(pool.submit(_check_batch, (source.name, batch, last_line, options)))
-                last_line = _line_of(batch[-1][1], last_line)
-                while len(in_flight) > 2 * jobs:
-                    _merge_first(report, pool, in_flight)
-                if progress:
-                    progress(source.consumed(), total)
-            while in_flight:
-                _merge_first(report, pool, in_flight)
-            # Blank lines after the last record belong to no batch.
-            report.lines += stats.lines_seen - last_line
-            report.blank_lines += stats.lines_seen - last_line
+            # In functions of their own, as every loop an interruption handler guards (`_check_open_source`).
+            _hand_out(report, source, stats, pool, in_flight, options, jobs, progress, total)
         except KeyboardInterrupt:
             # After a batch cut short, none is taken: the report is of the input's leading part.
             taken = () if report.interrupted else in_flight
             report.interrupted = True
             pool.stop()
-            for ticket in taken:
-                part = pool.result(ticket)
-                if part is None:
-                    break
-                _merge(report, part)
-                if part.interrupted:
-                    break
+            _take_back(report, pool, taken)
         report.bytes += source.consumed()
         report.decoded_bytes += source.produced
         report.items_by_input[source.name] += report.records + report.damaged_lines
     if progress:
         progress(report.bytes, total)
+
+
+def _hand_out(
+    report: Report,
+    source: _sources.Source,
+    stats: _records.ReadStats,
+    pool: Any,
+    in_flight: deque[int],
+    options: _Options,
+    jobs: int,
+    progress: Progress | None,
+    total: int | None,
+) -> None:
+    """Every batch of the input handed to the workers, and their reports merged in order."""
+    last_line = 0  # the line of the last item handed out
+    for batch in _batches(_records.iter_lines(source, options.max_line_bytes, stats=stats)):
+        in_flight.append(pool.submit(_check_batch, (source.name, batch, last_line, options)))
+        last_line = _line_of(batch[-1][1], last_line)
+        while len(in_flight) > 2 * jobs:
+            _merge_first(report, pool, in_flight)
+        if progress:
+            progress(source.consumed(), total)
+    while in_flight:
+        _merge_first(report, pool, in_flight)
+    # Blank lines after the last record belong to no batch.
+    report.lines += stats.lines_seen - last_line
+    report.blank_lines += stats.lines_seen - last_line
+
+
+def _take_back(report: Report, pool: Any, tickets: Iterable[int]) -> None:
+    """The reports the stopped workers hand back, merged in order up to the first cut short."""
+    for ticket in tickets:
+        part = pool.result(ticket)
+        if part is None:
+            break
+        _merge(report, part)
+        if part.interrupted:
+            break
 
 
 def _merge_first(report: Report, pool: Any, in_flight: deque[int]) -> None:
