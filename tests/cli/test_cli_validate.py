@@ -16,7 +16,7 @@ import pytest
 import zstandard
 
 from gym_contract import schemas
-from gym_contract.validation import _checking
+from gym_contract.validation import _checking, _streamed
 from tests.support import REPO
 
 TRAJECTORY = schemas.get("trajectory")["examples"][0]
@@ -333,7 +333,7 @@ def test_a_single_compressed_input_is_read_once_and_checked_in_batches_by_the_wo
         packed = packed[: len(packed) * 2 // 3] if compress == "gzip cut short" else packed
     path = tmp_path / "rollouts.jsonl.gz"
     path.write_bytes(packed)
-    monkeypatch.setattr(checking, "_BATCH_BYTES", 2_000)  # many batches out of a small input
+    monkeypatch.setattr(_streamed, "_BATCH_BYTES", 2_000)  # many batches out of a small input
     seen: list[tuple[int, int | None]] = []
     one = checking.check_files([str(path)], now=1_790_000_000.0)
     many = checking.check_files([str(path)], jobs=2, now=1_790_000_000.0, progress=lambda *at: seen.append(at))
@@ -343,7 +343,20 @@ def test_a_single_compressed_input_is_read_once_and_checked_in_batches_by_the_wo
     assert seen[-1] == (path.stat().st_size, path.stat().st_size)
 
 
-def _batches_of_a_worker_stopped_alone(task: Any, check_batch: Any = _checking._check_batch) -> Any:
+def test_a_batch_measured_ahead_in_several_runs_gives_the_report_of_one_job(tmp_path, monkeypatch):
+    """Where lines are measured for nesting ahead (Python 3.12 and later), a worker measures its batch a
+    run at a time, each just before it is checked: runs of a few lines, damaged ones among them."""
+    path = tmp_path / "rollouts.jsonl.gz"
+    path.write_bytes(gzip.compress(_damaged_stream()))
+    one = _checking.check_files([str(path)], now=1_790_000_000.0)
+    monkeypatch.setattr(_streamed, "_BATCH_BYTES", 6_000)
+    monkeypatch.setattr(_streamed, "_AHEAD_BYTES", 2 * len(GOOD))
+    many = _checking.check_files([str(path)], jobs=2, now=1_790_000_000.0)
+    assert _without_timing(many.to_dict()) == _without_timing(one.to_dict())
+    assert one.damaged_lines >= 2
+
+
+def _batches_of_a_worker_stopped_alone(task: Any, check_batch: Any = _streamed._check_batch) -> Any:
     """`_check_batch`, in a worker that took SIGTERM on its own as the batch holding item 40 came."""
     from gym_contract import _interrupts
 
@@ -356,8 +369,8 @@ def test_a_batch_its_worker_cut_short_ends_the_report_of_a_compressed_input(tmp_
     path = tmp_path / "rollouts.jsonl.gz"
     path.write_bytes(gzip.compress(_damaged_stream()))
     one = _checking.check_files([str(path)], now=1_790_000_000.0)
-    monkeypatch.setattr(_checking, "_BATCH_BYTES", 2_000)
-    monkeypatch.setattr(_checking, "_check_batch", _batches_of_a_worker_stopped_alone)
+    monkeypatch.setattr(_streamed, "_BATCH_BYTES", 2_000)
+    monkeypatch.setattr(_streamed, "_check_batch", _batches_of_a_worker_stopped_alone)
     cut = _checking.check_files([str(path)], jobs=2, now=1_790_000_000.0)
     assert cut.interrupted
     assert 0 < cut.lines < one.lines
