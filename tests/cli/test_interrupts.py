@@ -491,9 +491,11 @@ def test_every_command_that_reads_files_stops_on_a_signal_while_it_reads(endless
 
 def test_a_worker_killed_from_outside_is_one_line_and_exit_2(corpus, tmp_path):
     """Not a signal to the command: a worker taken by the kernel's out-of-memory killer, say."""
-    run = _start(["validate", "--jobs", "2", *map(str, corpus)], tmp_path)
+    # Each input three times, twelve shares in all: the worker killed, the one that has read the
+    # least, still has shares to check, however the two were scheduled until then.
+    run = _start(["validate", "--jobs", "2", *map(str, corpus * 3)], tmp_path)
     workers = _workers_at_work(run, 2)
-    os.kill(workers[0], signal.SIGKILL)
+    os.kill(min(workers, key=_bytes_read), signal.SIGKILL)
     run.process.wait(timeout=60)
     _end_session(run.process.pid)
     assert run.process.returncode == 2
