@@ -19,11 +19,11 @@ import subprocess
 import sys
 import time
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
-from gym_contract import _interrupts, check_files
+from gym_contract import Report, _interrupts, check_files
 from tests.support import REPO
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="signals sent by os.kill")
@@ -119,6 +119,21 @@ def test_an_interruption_in_a_deferred_block_is_still_raised_on_leaving_it():
         assert _interrupts.received() == signal.SIGINT
 
 
+def _checked_under_pythons_own_handler(check: Callable[[], Report], senders: list[subprocess.Popen[bytes]]) -> Report:
+    """``check()`` run as a library caller runs it, with Python's own SIGINT handler, while ``senders``
+    signal it; the test fails if Ctrl-C passes the check."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        report = check()
+        senders[0].wait()
+        time.sleep(0.05)  # a signal that came after the check ended is raised here, not in the next test
+    except KeyboardInterrupt:
+        pytest.fail("Ctrl-C passed check_files")
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    return report
+
+
 def test_check_files_interrupted_under_pythons_own_handler_keeps_what_it_checked(tmp_path):
     """A library caller installs no handler of ours: Ctrl-C is Python's `KeyboardInterrupt`, taken
     wherever the interpreter looks for signals, and the report still holds the lines checked."""
@@ -131,15 +146,7 @@ def test_check_files_interrupted_under_pythons_own_handler_keeps_what_it_checked
         if not senders and done >= 2_000_000:
             senders.append(_signal_soon(signal.SIGINT, 0.01))
 
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        report = check_files([str(path)], progress=signal_once_at_work)
-        senders[0].wait()
-        time.sleep(0.05)  # a signal that came after the check ended is raised here, not in the next test
-    except KeyboardInterrupt:
-        pytest.fail("Ctrl-C passed check_files")
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    report = _checked_under_pythons_own_handler(lambda: check_files([str(path)], progress=signal_once_at_work), senders)
     assert report.interrupted
     assert report.inputs == [str(path)]
     assert 0 < report.records < rollouts.count(b"\n") * (30_000_000 // len(rollouts))
@@ -160,15 +167,10 @@ def test_check_files_with_workers_interrupted_under_pythons_own_handler_ends_the
         if not senders:
             senders.append(_signal_soon(signal.SIGINT, 0.01))
 
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        report = check_files([str(small), str(large)], jobs=2, fast=False, progress=signal_after_the_first_input)
-        senders[0].wait()
-        time.sleep(0.05)  # a signal that came after the check ended is raised here, not in the next test
-    except KeyboardInterrupt:
-        pytest.fail("Ctrl-C passed check_files")
-    finally:
-        signal.signal(signal.SIGINT, previous)
+    report = _checked_under_pythons_own_handler(
+        lambda: check_files([str(small), str(large)], jobs=2, fast=False, progress=signal_after_the_first_input),
+        senders,
+    )
     assert report.interrupted, "the check ended before the signal came"
     assert report.inputs[0] == str(small)
     assert rollouts.count(b"\n") <= report.records < rollouts.count(b"\n") * (1 + 30_000_000 // len(rollouts))
