@@ -25,7 +25,6 @@ import signal
 import sys
 import threading
 import time
-import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import CodeType, FrameType
@@ -37,8 +36,11 @@ __all__ = [
     "Terminated",
     "check",
     "deferred",
+    "disown",
     "exit_status",
     "handling",
+    "keeping_whole",
+    "own",
     "received",
     "reclaim",
 ]
@@ -72,7 +74,9 @@ _deferring = 0
 _pending: int | None = None
 _owed: int | None = None
 _stop_asked = False
-_owners: weakref.WeakSet[Any] = weakref.WeakSet()
+# Held strongly and let go by `disown`: a WeakSet's callback, run as an owner is collected, is Python
+# code where Python's own handler can raise Ctrl-C, only for it to be printed as ignored and lost.
+_owners: set[Any] = set()
 
 
 def received() -> int | None:
@@ -159,8 +163,13 @@ def _force_exit() -> None:
 
 
 def own(processes: _Killable) -> None:
-    """Have ``processes`` (something with `kill`) killed if the process has to end at once."""
+    """Have ``processes`` (something with `kill`) killed if the process has to end at once, until `disown`."""
     _owners.add(processes)
+
+
+def disown(processes: _Killable) -> None:
+    """``processes`` have ended: nothing is left of them to kill."""
+    _owners.discard(processes)
 
 
 @contextmanager
@@ -280,7 +289,8 @@ def reclaim() -> None:
 @contextmanager
 def deferred() -> Iterator[None]:
     """Inside, a first signal is noted and raised only on leaving: for what must not be cut in two
-    (a message between processes, the merge of a report). Needs `handling` to have any effect."""
+    (a message between processes, the merge of a report). Needs `handling` or `keeping_whole` to have
+    any effect."""
     global _deferring, _pending
     _deferring += 1
     try:
@@ -290,6 +300,40 @@ def deferred() -> Iterator[None]:
     if not _deferring and _pending is not None:
         signum, _pending = _pending, None
         raise _interruption(signum)
+
+
+def _as_python_does_but_deferred(signum: int, frame: FrameType | None) -> None:
+    global _pending
+    if _deferring:
+        _pending = signum
+        return
+    raise KeyboardInterrupt
+
+
+@contextmanager
+def keeping_whole() -> Iterator[None]:
+    """For a library call: Ctrl-C raises `KeyboardInterrupt` as Python's own handler does, except inside
+    `deferred`, where it waits for the block's end, as under `handling`.
+
+    Without it a library caller's Ctrl-C can land between taking a worker's result and keeping it,
+    or in the middle of merging a report. Only Python's own handler, in the main thread, is stood in
+    for: a handler the caller installed, or the command line's, is theirs to keep.
+    """
+    global _pending
+    if (
+        _handling
+        or threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield
+        return
+    _pending = None
+    signal.signal(signal.SIGINT, _as_python_does_but_deferred)
+    try:
+        yield
+    finally:
+        if signal.getsignal(signal.SIGINT) is _as_python_does_but_deferred:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 # ------------------------------------------------------------------------------------------ workers

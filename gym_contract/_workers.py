@@ -104,6 +104,8 @@ class Workers:
         """The result of a task, waited for; the task's exception is raised here.
 
         After `stop`, what the worker handed back in time, or None for a task it never finished.
+        A result is kept, and given again when asked again, until it is `release`d: an interruption
+        that lands after it is returned and before the caller keeps it loses nothing.
         """
         while ticket not in self._done:
             if self._stopped:
@@ -112,10 +114,14 @@ class Workers:
             if not any(worker.tickets and not worker.broken for worker in self._workers):
                 raise WorkerLost("no worker process is left to finish the task")
             self._receive(None)
-        finished, value = self._done.pop(ticket)
+        finished, value = self._done[ticket]
         if not finished:
             raise value
         return value
+
+    def release(self, ticket: int) -> None:
+        """Let go of a task's result, taken with `result`; it is not asked for again."""
+        self._done.pop(ticket, None)
 
     def stop(self, grace: float = 0.5) -> None:
         """Ask the busy workers to hand back what they have done, take it for up to ``grace`` seconds,
@@ -199,6 +205,7 @@ class Workers:
                 with suppress(ValueError):  # still running, against all odds: its sentinel is kept
                     worker.process.close()
             worker.connection.close()
+        _interrupts.disown(self)
 
 
 # Forked by hand on Linux, where fork is safe; elsewhere (macOS, Windows) `multiprocessing` starts workers its

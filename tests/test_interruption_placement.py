@@ -179,6 +179,87 @@ def test_check_files_with_workers_interrupted_under_pythons_own_handler_ends_the
         os.waitpid(-1, os.WNOHANG)
 
 
+def _interrupted_once_a_result_is_returned(monkeypatch: pytest.MonkeyPatch) -> list[Report]:
+    """`Workers.result` raising Ctrl-C just after it returns its first report: the gap between a
+    result handed over and the caller keeping it. The report handed over is listed."""
+    from gym_contract._workers import Workers
+
+    handed: list[Report] = []
+    result = Workers.result
+
+    def interrupted_on_return(self: Workers, ticket: int) -> Report | None:
+        part = result(self, ticket)
+        if part is not None and not handed:
+            handed.append(part)
+            raise KeyboardInterrupt
+        return part
+
+    monkeypatch.setattr(Workers, "result", interrupted_on_return)
+    return handed
+
+
+@pytest.mark.parametrize("compressed", [False, True], ids=["shares of a plain file", "batches of a gzip file"])
+def test_an_interruption_as_a_workers_result_is_returned_loses_nothing_of_it(tmp_path, monkeypatch, compressed):
+    import gzip
+
+    from gym_contract.validation import _streamed
+
+    rollouts = (REPO / "examples" / "rollouts.jsonl").read_bytes()
+    data = rollouts * (3_000_000 // len(rollouts))
+    path = tmp_path / ("rollouts.jsonl.gz" if compressed else "rollouts.jsonl")
+    path.write_bytes(gzip.compress(data) if compressed else data)
+    monkeypatch.setattr(_streamed, "_BATCH_BYTES", 100_000)
+    handed = _interrupted_once_a_result_is_returned(monkeypatch)
+    report = check_files([str(path)], jobs=2)
+    assert report.interrupted
+    assert 0 < handed[0].records <= report.records  # the result handed over is in the report
+    assert report.lines == report.records + report.blank_lines + report.damaged_lines
+
+
+def test_a_library_callers_ctrl_c_during_a_merge_waits_for_the_merge_to_end(tmp_path, monkeypatch):
+    """Under Python's own handler too, a report is merged whole: Ctrl-C is raised once it is."""
+    rollouts = (REPO / "examples" / "rollouts.jsonl").read_bytes()
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    first.write_bytes(rollouts)
+    second.write_bytes(rollouts)
+    merge = Report.merge
+
+    def signalled_while_merging(self: Report, part: Report) -> None:
+        os.kill(os.getpid(), signal.SIGINT)  # taken at the next call, the merge's own
+        merge(self, part)
+
+    monkeypatch.setattr(Report, "merge", signalled_while_merging)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        report = check_files([str(first), str(second)])
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the caller's handler is back
+    except KeyboardInterrupt:
+        pytest.fail("Ctrl-C passed check_files")
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert report.interrupted
+    assert report.inputs == [str(first)]  # the first input merged whole, the second never read
+    assert report.records == rollouts.count(b"\n")
+
+
+def test_a_handler_the_caller_installed_is_left_in_place(tmp_path):
+    path = tmp_path / "rollouts.jsonl"
+    path.write_bytes((REPO / "examples" / "rollouts.jsonl").read_bytes())
+
+    def callers_own(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, callers_own)
+    seen: list[object] = []
+    try:
+        check_files([str(path)], progress=lambda done, total: seen.append(signal.getsignal(signal.SIGINT)))
+        assert signal.getsignal(signal.SIGINT) is callers_own
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert seen
+    assert all(handler is callers_own for handler in seen)
+
+
 # ------------------------------------------------------------------------------------------ the law
 
 

@@ -79,6 +79,24 @@ def test_workers_stopped_with_work_outstanding_end_and_can_be_left_again(monkeyp
     assert all(worker.process.exitcode is not None for worker in workers._workers)
 
 
+def test_a_result_is_given_again_until_it_is_released():
+    with Workers(1) as workers:
+        ticket = workers.submit(_square, 4)
+        assert workers.result(ticket) == 16
+        assert workers.result(ticket) == 16  # an interruption after the first is given loses nothing
+        workers.release(ticket)
+        workers.stop()
+        assert workers.result(ticket) is None
+
+
+def test_workers_are_owned_until_they_are_reaped():
+    """A process that must end at once kills the workers it owns; those reaped are let go at once,
+    without a weak reference's callback, where Python's own handler would lose a Ctrl-C."""
+    with Workers(1) as workers:
+        assert workers in _interrupts._owners
+    assert workers not in _interrupts._owners
+
+
 @linux_only
 def test_a_result_taken_in_as_a_signal_comes_is_handed_back_after_the_stop(monkeypatch):
     taken_in = _workers._receive

@@ -82,7 +82,8 @@ def check_files(
     since records checked in a worker process are never seen by this one.
     A `KeyboardInterrupt` (Ctrl-C; SIGTERM too under the command line) stops the check: the report is
     then that of the inputs' leading part that was checked, `Report.interrupted` set, and no worker
-    process is left running.
+    process is left running. For the length of the call, Python's own SIGINT handler gives way to one
+    that raises the same `KeyboardInterrupt` after a report is merged, never in the middle of it.
     """
     if kind is not None and kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}; expected one of {', '.join(KINDS)}")
@@ -93,20 +94,26 @@ def check_files(
     started = time.perf_counter()
     report = options.report()
     try:
-        sizes = [_sources.size_on_disk(path) for path in paths]
-        total = None if None in sizes else sum(s for s in sizes if s is not None)
-        if jobs > 1 and len(paths) == 1 and _streamable(paths[0]):
-            # One input that cannot be cut (compressed, or stdin): read here, checked in batches by workers.
-            from gym_contract.validation._streamed import check_streamed  # as in `pool_of`: most runs start no worker
-
-            check_streamed(report, paths[0], options, jobs, progress, total)
-        else:
-            _check_side_by_side(report, paths, sizes, options, jobs, progress, total)
+        # A library caller's Ctrl-C, too, waits for a report to be merged whole, a result to be kept.
+        with _interrupts.keeping_whole():
+            _check_all(report, paths, options, jobs, progress)
     except KeyboardInterrupt:
         # Ctrl-C or SIGTERM wherever it came: the report holds the inputs' leading part that was checked.
         report.interrupted = True
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _check_all(report: Report, paths: Sequence[str], options: _Options, jobs: int, progress: Progress | None) -> None:
+    sizes = [_sources.size_on_disk(path) for path in paths]
+    total = None if None in sizes else sum(s for s in sizes if s is not None)
+    if jobs > 1 and len(paths) == 1 and _streamable(paths[0]):
+        # One input that cannot be cut (compressed, or stdin): read here, checked in batches by workers.
+        from gym_contract.validation._streamed import check_streamed  # as in `pool_of`: most runs start no worker
+
+        check_streamed(report, paths[0], options, jobs, progress, total)
+    else:
+        _check_side_by_side(report, paths, sizes, options, jobs, progress, total)
 
 
 def merge(report: Report, part: Report) -> None:

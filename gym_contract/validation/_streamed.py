@@ -88,8 +88,10 @@ def _take_back(report: Report, pool: Any, tickets: Iterable[int]) -> None:
 def _merge_first(report: Report, pool: Any, in_flight: deque[int]) -> None:
     """Merge the report of the first batch in flight; one that its worker cut short (a worker that
     took SIGTERM on its own) ends the check there, as an interruption does."""
-    merge(report, pool.result(in_flight[0]))
-    in_flight.popleft()
+    part = pool.result(in_flight[0])
+    with _interrupts.deferred():  # merged and let go at once: an interruption neither loses it nor merges it twice
+        merge(report, part)
+        pool.release(in_flight.popleft())
     if report.interrupted:
         raise KeyboardInterrupt
 
