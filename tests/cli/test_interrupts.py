@@ -42,12 +42,16 @@ PARTIAL_SAID = "gym-contract: interrupted: the summary covers only the lines rea
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """Two plain JSONL files of about 20 MB of clean rollouts: a large plain file is cut into shares."""
+    """Two plain JSONL files of about 60 MB of clean rollouts: a large plain file is cut into shares.
+
+    Every run here is interrupted, so their size costs only their writing; it is what keeps a command
+    at work between the moment a test sees it reading and its signal (one job checks about 300 MB a
+    second here), whatever else a busy machine runs meanwhile."""
     folder = tmp_path_factory.mktemp("interrupts")
     lines = CLEAN.read_bytes()
     paths = (folder / "a.jsonl", folder / "b.jsonl")
     for path in paths:
-        path.write_bytes(lines * (20_000_000 // len(lines) + 1))
+        path.write_bytes(lines * (60_000_000 // len(lines) + 1))
     return paths
 
 
