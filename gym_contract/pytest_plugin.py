@@ -22,7 +22,7 @@ import pytest
 from gym_contract.checking import check_files
 from gym_contract.diagnostics import SEVERITIES, Diagnostic, Severity
 from gym_contract.report import Report
-from gym_contract.testing import problems_report
+from gym_contract.testing import _checked_severity, problems_report
 from gym_contract.validation import iter_diagnostics
 
 __all__ = ["Contract"]
@@ -34,9 +34,7 @@ class Contract:
     """Checks against the contract that fail the running test, at the severity the run asks for."""
 
     def __init__(self, fail_on: Severity = "error", *, now: float | None = None) -> None:
-        if fail_on not in SEVERITIES:
-            raise ValueError(f"fail_on must be one of {', '.join(SEVERITIES)}; got {fail_on!r}")
-        self.fail_on: Severity = fail_on
+        self.fail_on: Severity = _checked_severity(fail_on)
         self.now = now
 
     def diagnostics(self, value: Any, kind: str | None = None) -> list[Diagnostic]:
@@ -63,11 +61,21 @@ class Contract:
         __tracebackhide__ = True
         report = check_files([os.fspath(path)], kind, now=self.now)
         report.note_empty(allow_empty=allow_empty)
-        self._fail_on_any([d for d in report.diagnostics if self._fails(d)], os.fspath(path))
+        if report.fails(self.fail_on):  # decided by the counts: a report keeps only its first diagnostics
+            failing = [d for d in report.diagnostics if self._fails(d)]
+            total = sum(count for severity, count in report.by_severity.items() if self._reaches(severity))
+            heading = f"{total} contract problem(s) at {self.fail_on} or worse in {os.fspath(path)}:"
+            told = problems_report(failing, heading)
+            if total > len(failing):
+                told += f"\n  and {total - len(failing)} more past the first {report.max_diagnostics} diagnostics kept"
+            pytest.fail(told, pytrace=False)
         return report
 
     def _fails(self, diagnostic: Diagnostic) -> bool:
-        return SEVERITIES.index(diagnostic.severity) <= SEVERITIES.index(self.fail_on)
+        return self._reaches(diagnostic.severity)
+
+    def _reaches(self, severity: str) -> bool:
+        return Report.reaches(severity, self.fail_on)
 
     def _fail_on_any(self, failing: list[Diagnostic], subject: str) -> None:
         __tracebackhide__ = True

@@ -17,12 +17,19 @@ def assert_valid(obj: Any, kind: str | None = None, *, fail_on: Severity = "erro
     test output says what to fix without a debugger.
     """
     __tracebackhide__ = True  # pytest: show the caller's line, not this one
-    threshold = SEVERITIES.index(fail_on)
+    threshold = SEVERITIES.index(_checked_severity(fail_on))
     diagnostics = list(iter_diagnostics(obj, kind, now=now))
     failing = [d for d in diagnostics if SEVERITIES.index(d.severity) <= threshold]
     if failing:
         heading = f"{len(failing)} contract problem(s) in this {kind or detect_kind(obj) or 'record'}:"
         raise AssertionError(problems_report(failing, heading))
+
+
+def _checked_severity(fail_on: str) -> Severity:
+    """``fail_on`` when it names a severity; else a `ValueError` that lists them."""
+    if fail_on not in SEVERITIES:
+        raise ValueError(f"fail_on must be one of {', '.join(SEVERITIES)}; got {fail_on!r}")
+    return fail_on  # type: ignore[return-value]  # one of SEVERITIES
 
 
 def problems_report(diagnostics: list[Diagnostic], heading: str) -> str:

@@ -105,6 +105,18 @@ def test_records_and_files_are_named_in_the_failure(project: pytest.Pytester):
     )
 
 
+def test_an_error_past_the_diagnostics_a_report_keeps_still_fails_a_file(project: pytest.Pytester):
+    """A report keeps its first 1000 diagnostics; the verdict counts them all."""
+    lines = [json.dumps(_with_a_warning())] * 1001 + [json.dumps(_with_an_error())]
+    (project.path / "late.jsonl").write_text("\n".join(lines) + "\n")
+    project.makepyfile(test_late="def test_late(contract):\n    contract.check_file('late.jsonl')\n")
+    result = project.runpytest("-p", "no:cacheprovider", "test_late.py")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*1 contract problem(s) at error or worse in late.jsonl:", "*and 1 more past the first 1000 diagnostics kept"]
+    )
+
+
 def test_a_severity_that_is_none_is_a_usage_error(project: pytest.Pytester):
     result = project.runpytest("-p", "no:cacheprovider", "-o", "contract_fail_on=fatal", "-k", "valid")
     result.stdout.fnmatch_lines(["*contract_fail_on must be one of error, warning, info; got 'fatal'*"])

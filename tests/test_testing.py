@@ -30,3 +30,8 @@ def test_warnings_fail_only_when_asked():
     assert_valid(noted, now=1_786_100_000.0)
     with pytest.raises(AssertionError, match="gap_code_unknown"):
         assert_valid(noted, fail_on="warning", now=1_786_100_000.0)
+
+
+def test_a_severity_that_is_none_is_named_as_such():
+    with pytest.raises(ValueError, match="fail_on must be one of error, warning, info; got 'bogus'"):
+        assert_valid(TRAJECTORY, fail_on="bogus")  # type: ignore[arg-type]
