@@ -84,6 +84,8 @@ def iter_lines(
 
     A line longer than ``max_line_bytes`` is reported and its bytes dropped as they come, blank or
     not, so that memory stays bounded by the limit and the size of a read, however long the line.
+    It is reported once its end is read: a line that the input's damage cuts short is the truncation's
+    to report, one diagnostic for one line.
     """
     stats = stats if stats is not None else ReadStats()
     chunks = _chunks(source, chunk_bytes)
@@ -113,6 +115,7 @@ def iter_lines(
                 continue
             finished += 1
             stats.lines_seen = finished
+            yield _too_long(finished, max_line_bytes)
             overflowing, searched = False, 0
             pending += memoryview(chunk)[cut + 1 :]
         else:
@@ -130,11 +133,11 @@ def iter_lines(
         del pending[:start]
         # One spare byte: the line may still end in the "\r" of a CRLF, which does not count.
         if len(pending) > max_line_bytes + 1:
-            yield _too_long(finished + 1, max_line_bytes)
             overflowing = True
             pending.clear()
     if overflowing:
         stats.lines_seen = finished + 1
+        yield _too_long(finished + 1, max_line_bytes)
     elif pending and (item := _complete_line(finished + 1, bytes(pending), max_line_bytes, stats)) is not None:
         yield item
 

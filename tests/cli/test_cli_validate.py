@@ -343,6 +343,19 @@ def test_a_single_compressed_input_is_read_once_and_checked_in_batches_by_the_wo
     assert seen[-1] == (path.stat().st_size, path.stat().st_size)
 
 
+def test_a_long_line_cut_short_by_a_truncated_stream_gives_lines_that_add_up_with_any_jobs(tmp_path):
+    """The last line read is over the limit and cut short: one damaged line, not two, with one job or several."""
+    packed = gzip.compress((REPO / "examples" / "rollouts.jsonl").read_bytes())
+    path = tmp_path / "rollouts.jsonl.gz"
+    path.write_bytes(packed[: len(packed) // 2])
+    reports = [_checking.check_files([str(path)], jobs=jobs, max_line_bytes=2_000) for jobs in (1, 2)]
+    assert _without_timing(reports[1].to_dict()) == _without_timing(reports[0].to_dict())
+    one = reports[0]
+    assert one.diagnostics[-1].code == "input_truncated"
+    assert one.lines == one.records + one.blank_lines + one.damaged_lines
+    assert one.blank_lines >= 0
+
+
 def test_a_batch_measured_ahead_in_several_runs_gives_the_report_of_one_job(tmp_path, monkeypatch):
     """Where lines are measured for nesting ahead (Python 3.12 and later), a worker measures its batch a
     run at a time, each just before it is checked: runs of a few lines, damaged ones among them."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import random
 import sys
 import tracemalloc
 from pathlib import Path
@@ -276,6 +277,20 @@ def test_a_truncated_stream_yields_the_records_before_it_then_input_truncated(tm
     assert [record["i"] for _, record in good] == list(range(len(good)))
     assert isinstance(last, Diagnostic)
     assert (last.code, last.line, last_line) == ("input_truncated", len(good) + 1, len(good) + 1)
+
+
+@pytest.mark.parametrize("kept", [0.1, 0.9], ids=["cut early in the long line", "cut late in it"])
+def test_a_line_over_the_limit_that_the_damage_cuts_short_is_one_damaged_line(tmp_path: Path, kept: float) -> None:
+    """Reported once, as the truncation: a report's damaged lines are never more than its lines."""
+    noise = random.Random(7).randbytes(100_000).hex().encode()  # barely compresses
+    data = b'{"a":1}\n' + b'{"long":"' + noise + b'"}\n{"b":2}\n'
+    compressed = gzip.compress(data)
+    stats = ReadStats()
+    path = write(tmp_path, "cut.jsonl.gz", compressed[: int(len(compressed) * kept)])
+    items = records(path, max_line_bytes=64, stats=stats)
+    assert codes(items) == [(2, "input_truncated")]
+    assert items[0] == (1, {"a": 1})
+    assert stats.lines_seen == 2
 
 
 def test_a_damaged_gzip_stream_is_reported_once_and_ends_the_file(tmp_path: Path) -> None:

@@ -63,7 +63,8 @@ EXAMPLE_NOTES = {
     "with `--allow-empty` too.",
     "line_too_long": "The default limit is 64 MiB per line; the example lowers it with `--max-line-bytes` (an "
     "option left out of `--help`) to stay readable. A line past the limit is too long even if it holds only "
-    "spaces: its bytes are dropped unread as they come.",
+    "spaces: its bytes are dropped unread as they come. A line that a damaged compressed input cuts short is "
+    "that damage's to report, as `input_truncated`, whatever its length: one diagnostic for one line.",
 }
 
 
