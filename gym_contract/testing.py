@@ -29,7 +29,7 @@ def _checked_severity(fail_on: str) -> Severity:
     """``fail_on`` when it names a severity; else a `ValueError` that lists them."""
     if fail_on not in SEVERITIES:
         raise ValueError(f"fail_on must be one of {', '.join(SEVERITIES)}; got {fail_on!r}")
-    return fail_on  # type: ignore[return-value]  # one of SEVERITIES
+    return fail_on
 
 
 def problems_report(diagnostics: list[Diagnostic], heading: str) -> str:

@@ -97,6 +97,20 @@ def usage_error(message: str) -> int:
     return EXIT_USAGE
 
 
+def output_over_input(output: str | None, inputs: list[str]) -> str | None:
+    """Why ``output`` may not be written, in one line, when it is one of ``inputs`` (by any name): opening it
+    for writing would empty it before, or while, it is read. None when it is another file, or stdout."""
+    if output in (None, "-"):
+        return None
+    for path in inputs:
+        try:
+            if path != "-" and os.path.samefile(output, path):
+                return f"{output!r} is the input {path!r}: writing it would destroy what is read; name another output"
+        except OSError:  # either does not exist (yet): not the same file
+            continue
+    return None
+
+
 INT64_MAX = 2**63 - 1
 """The largest count or seed an option takes: what a signed 64-bit integer holds, as every reader of ours does."""
 

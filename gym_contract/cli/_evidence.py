@@ -14,6 +14,7 @@ from gym_contract.cli._common import (
     EXIT_FAILED,
     EXIT_OK,
     interrupted_status,
+    output_over_input,
     say,
     say_damaged,
     usage_error,
@@ -87,7 +88,8 @@ def _capture_directory_problem(path: str) -> str | None:
 
 
 def _join(args: argparse.Namespace) -> int:
-    if (problem := _capture_directory_problem(args.capture)) is not None:
+    # A rollout's own .capture.jsonl file is read as its directory would be.
+    if not os.path.isfile(args.capture) and (problem := _capture_directory_problem(args.capture)) is not None:
         return usage_error(problem)
     try:
         bundle = _read_bundle(args.observations, args.rollout_id)
@@ -113,6 +115,8 @@ def _project(args: argparse.Namespace) -> int:
     for directory in args.capture_dir:
         if (problem := _capture_directory_problem(directory)) is not None:
             return usage_error(problem)
+    if (problem := output_over_input(args.output, [args.rollouts])) is not None:
+        return usage_error(problem)
     try:
         source = _sources.open_source(args.rollouts)
     except _sources.InputUnreadable as error:

@@ -10,7 +10,7 @@ from typing import Any
 
 from gym_contract import _interrupts
 from gym_contract._json_writing import dumps
-from gym_contract.cli._common import EXIT_FAILED, EXIT_OK, note, say, say_damaged, usage_error
+from gym_contract.cli._common import EXIT_FAILED, EXIT_OK, note, output_over_input, say, say_damaged, usage_error
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.interop import to_atif
 from gym_contract.interop._otel import TraceKeys, resource_spans
@@ -110,6 +110,8 @@ def _export_atif(args: argparse.Namespace) -> int:
 
 
 def _export_otel(args: argparse.Namespace) -> int:
+    if (problem := output_over_input(args.output, [args.rollouts])) is not None:
+        return usage_error(problem)
     rollouts = _Rollouts(args.rollouts)
     keys = TraceKeys()
     exported: list[dict[str, Any]] = []

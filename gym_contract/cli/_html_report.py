@@ -4,13 +4,25 @@ from __future__ import annotations
 
 import argparse
 
-from gym_contract.cli._common import EXIT_FAILED, EXIT_OK, interrupted_status, say, usage_error, verdict
+from gym_contract.cli._common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    interrupted_status,
+    output_over_input,
+    say,
+    usage_error,
+    verdict,
+)
 from gym_contract.cli._render import progress_bar
 from gym_contract.html_report import ReportExtraMissing, write_html_report
 from gym_contract.validation._checking import InputUnreadable
 
 
 def _report(args: argparse.Namespace) -> int:
+    if args.output == "-":
+        return usage_error("the page is written to a file, not to stdout: name it with -o REPORT.html")
+    if (problem := output_over_input(args.output, args.paths)) is not None:
+        return usage_error(problem)
     try:
         with progress_bar(not args.quiet, "reporting") as progress:
             written = write_html_report(

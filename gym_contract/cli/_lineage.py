@@ -4,10 +4,20 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from gym_contract.cli._common import EXIT_FAILED, EXIT_OK, nothing_checked, print_json, say, usage_error, verdict
+from gym_contract.cli._common import (
+    EXIT_FAILED,
+    EXIT_OK,
+    nothing_checked,
+    print_json,
+    say_damaged,
+    usage_error,
+    verdict,
+)
+from gym_contract.diagnostics import Diagnostic
 from gym_contract.evidence._capture import CAPTURE_SUFFIX, read_capture_lines
 from gym_contract.lineage import FINGERPRINT_VERSION, RESOLVED, UNRESOLVED, CallLineage, Lineage, chain
 
@@ -50,12 +60,14 @@ def _tree_lines(lineage: Lineage, top: str, branch_starts: set[str]) -> list[str
     return lines
 
 
-def render_text(lineage: Lineage, name: str, out: TextIO) -> None:
+def render_text(lineage: Lineage, name: str, out: TextIO, damaged_lines: int = 0) -> None:
     """The readable tree: one block per conversation, then the unresolved calls with their reasons."""
     conversations = len(lineage.conversations)
+    # Damaged lines hold calls that are in no tree: said here as on stderr, where each is named.
+    damaged = f", {_count(damaged_lines, 'damaged line')} not chained" if damaged_lines else ""
     out.write(
         f"{name}: {_count(len(lineage.calls), 'call')}, {_count(conversations, 'conversation')}, "
-        f"{len(lineage.unresolved)} unresolved (fingerprint version {FINGERPRINT_VERSION})\n"
+        f"{len(lineage.unresolved)} unresolved{damaged} (fingerprint version {FINGERPRINT_VERSION})\n"
     )
     for number, conversation in enumerate(lineage.conversations, start=1):
         role = "main agent: starts first" if number == 1 else "starts later: a subagent or a separate conversation"
@@ -77,8 +89,8 @@ def render_text(lineage: Lineage, name: str, out: TextIO) -> None:
         out.write(f"\nstamped with another fingerprint version (not indexed): {', '.join(lineage.other_version)}\n")
 
 
-def as_json(lineage: Lineage) -> dict[str, Any]:
-    """The lineage as JSON-ready data."""
+def as_json(lineage: Lineage, damaged_lines: Sequence[Diagnostic] = ()) -> dict[str, Any]:
+    """The lineage as JSON-ready data, with the damaged lines of its capture, whose calls it cannot chain."""
     return {
         "fingerprint_version": FINGERPRINT_VERSION,
         "calls": [
@@ -111,6 +123,7 @@ def as_json(lineage: Lineage) -> dict[str, Any]:
             for call in lineage.unresolved
         ],
         "other_version": list(lineage.other_version),
+        "damaged_lines": [damaged.to_dict() for damaged in damaged_lines],
     }
 
 
@@ -126,14 +139,14 @@ def _lineage(args: argparse.Namespace) -> int:
     if capture.unreadable is not None:
         return usage_error(f"cannot read {args.capture}: {capture.unreadable}")
     for damaged in capture.damaged_lines:
-        say(f"{args.capture}: {damaged}")
+        say_damaged(damaged)
     lineage = chain(capture.records)
-    status = EXIT_FAILED if lineage.unresolved else EXIT_OK
+    status = EXIT_FAILED if lineage.unresolved or capture.damaged_lines else EXIT_OK
     if not lineage.calls:
         status = nothing_checked(f"{args.capture} holds no captured call", args.allow_empty)
     verdict(args, status)
     if args.format == "json":
-        print_json(as_json(lineage))
+        print_json(as_json(lineage, capture.damaged_lines))
     else:
-        render_text(lineage, path.name, sys.stdout)
+        render_text(lineage, path.name, sys.stdout, len(capture.damaged_lines))
     return status

@@ -329,8 +329,8 @@ def register_lineage(commands: Any) -> None:
         help="chain the captured model calls of a capture file into conversations",
         description="Resolve every captured call to the call it continues (fingerprint version 4) and print "
         "the conversations as trees: the main agent, the others, their branches, and every unresolved call "
-        "with its reason. Exit 1 when a call is unresolved or there is none (unless --allow-empty), 2 when the file "
-        "cannot be read.",
+        "with its reason. Exit 1 when a call is unresolved, a line is damaged or there is no call (unless "
+        "--allow-empty), 2 when the file cannot be read.",
     )
     parser.add_argument(
         "capture",

@@ -135,3 +135,46 @@ def test_join_says_what_it_expected_when_the_input_is_no_bundle(tmp_path: Path, 
     (line,) = capsys.readouterr().err.splitlines()
     assert said in line
     assert "ValidationError" not in line
+
+
+def test_join_reads_a_rollouts_capture_file_as_its_directory(capsys):
+    observations = str(REPO / "docs" / "examples" / "join_observations.json")
+    capture = REPO / "examples" / "capture"
+    joined = []
+    for given in (capture, capture / "7-0.capture.jsonl"):
+        assert cli.main(["join", "--capture", str(given), "--rollout-id", "7-0", observations]) == 0
+        joined.append(json.loads(capsys.readouterr().out))
+    assert joined[0] == joined[1]
+    assert joined[0]["records"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["project", "{input}", "-o", "{output}"],
+        ["export", "otel", "{input}", "-o", "{output}"],
+        ["report", "{input}", "-o", "{output}"],
+    ],
+    ids=["project", "export otel", "report"],
+)
+@pytest.mark.parametrize("naming", ["itself", "a link to it"])
+def test_an_output_that_is_the_input_is_refused_and_the_input_left_whole(tmp_path: Path, capsys, command, naming):
+    rollouts = (REPO / "examples" / "rollouts.jsonl").read_bytes()
+    source = tmp_path / "rollouts.jsonl"
+    source.write_bytes(rollouts)
+    output = source
+    if naming == "a link to it":
+        output = tmp_path / "link.jsonl"
+        output.symlink_to(source.name)
+    assert cli.main([part.format(input=source, output=output) for part in command]) == 2
+    said = capsys.readouterr().err
+    assert f"{str(output)!r} is the input {str(source)!r}: writing it would destroy what is read" in said
+    assert source.read_bytes() == rollouts
+
+
+def test_report_names_the_file_it_writes_rather_than_stdout(tmp_path: Path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["report", str(REPO / "examples" / "rollouts.jsonl"), "-o", "-"]) == 2
+    said = capsys.readouterr().err
+    assert "the page is written to a file, not to stdout" in said
+    assert not (tmp_path / "-").exists()

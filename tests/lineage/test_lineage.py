@@ -300,6 +300,20 @@ def test_the_command_writes_json_and_exits_1_when_a_call_is_unresolved(tmp_path,
     assert json.loads(capsys.readouterr().out)["unresolved"][0]["reason"] == NO_MATCH
 
 
+def test_a_damaged_line_is_named_once_counted_in_every_format_and_fails_the_command(tmp_path, capsys):
+    """A damaged line holds a call that is in no tree: the lineage is partial, as `project` and `export` say."""
+    lines = EXAMPLE.read_bytes().splitlines(keepends=True)
+    damaged = tmp_path / "12-0.capture.jsonl"
+    damaged.write_bytes(b"".join(lines[:3]) + b"{bad\n" + b"".join(lines[3:]))
+    assert main(["lineage", str(damaged)]) == 1
+    out, err = capsys.readouterr()
+    assert out.startswith("12-0.capture.jsonl: 7 calls, 2 conversations, 0 unresolved, 1 damaged line not chained")
+    assert err.splitlines() == [f"gym-contract: {damaged}:4: json_invalid: " + err.split(": json_invalid: ")[1].strip()]
+    assert main(["lineage", "--format", "json", str(damaged)]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert [(d["line"], d["code"]) for d in report["damaged_lines"]] == [(4, "json_invalid")]
+
+
 def test_unreadable_input_is_one_line_and_exit_2(tmp_path, capsys):
     assert main(["lineage", str(tmp_path / "9-0.capture.jsonl")]) == 2
     assert main(["lineage", str(tmp_path / "notes.txt")]) == 2
