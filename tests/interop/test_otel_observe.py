@@ -52,9 +52,11 @@ def carried(bundle: dict[str, Any]) -> dict[str, Any]:
 
     Each invocation and tool call is a span that keeps every field but the conversation, its times
     to the nanosecond; any other record (a compaction, a sandbox, a record told again with the same
-    id) is an event that keeps it whole.
+    id) is an event that keeps it whole, unless the contract refuses the record on its own: then it is
+    the gap `otel_span_unreadable` (its detail, which names the span, is not compared).
     """
     records: list[dict[str, Any]] = []
+    unread: list[dict[str, Any]] = []
     invocations: set[str] = set()
     tools: set[tuple[str, str]] = set()
     for record in bundle.get("records", []):
@@ -86,10 +88,20 @@ def carried(bundle: dict[str, Any]) -> dict[str, Any]:
                 **_times(record),
             }
             records.append({k: v for k, v in kept.items() if v is not None})
+        elif refused_alone(record):
+            unread.append({"code": "otel_span_unreadable", "invocation_id": None, "detail": None})
         else:
             records.append(record)
     gaps = [{key: gap.get(key) for key in ("code", "invocation_id", "detail")} for gap in bundle.get("gaps", [])]
+    gaps += unread
     return {"source": bundle["source"], "records": _sorted(records), "gaps": _sorted(gaps)}
+
+
+def refused_alone(record: dict[str, Any]) -> bool:
+    """Whether the contract's check refuses a record on its own; how it relates to others (a parent loop) aside."""
+    tree = ("invocation_parent_cycle", "invocation_id_duplicate")
+    found = iter_diagnostics({"source": "pi", "records": [record]}, "bundle")
+    return any(diagnostic.severity == "error" and diagnostic.code not in tree for diagnostic in found)
 
 
 def _sorted(values: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -100,7 +112,8 @@ def _sorted(values: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def round_trip(bundle: dict[str, Any]) -> dict[str, Any]:
     [observed] = observe(to_otel([bundle]))
     got = observed.bundle
-    return {"source": got["source"], "records": _sorted(got["records"]), "gaps": _sorted(got["gaps"])}
+    gaps = [{**gap, "detail": None} if gap["code"] == "otel_span_unreadable" else gap for gap in got["gaps"]]
+    return {"source": got["source"], "records": _sorted(got["records"]), "gaps": _sorted(gaps)}
 
 
 @given(rollouts())
@@ -447,7 +460,10 @@ def test_the_run_summary_counts_each_tool_call_once_and_the_compactions_the_expo
     }
     [observed] = observe(to_otel([bundle]))
     assert (observed.summary.tool_calls, observed.summary.tool_errors, observed.summary.compactions) == (1, 1, 1)
-    assert len(observed.bundle["records"]) == 5
+    assert len(observed.bundle["records"]) == 4  # the record of no kind is one no bundle holds: a gap instead
+    [gap] = observed.bundle["gaps"]
+    assert gap["code"] == "otel_span_unreadable"
+    assert "gym_contract.record" in gap["detail"]
     agent = span("invoke_agent", "01", None, {"gen_ai.operation.name": "invoke_agent"})
     [foreign] = observe(request(agent))
     assert foreign.summary.compactions is None

@@ -9,17 +9,19 @@ do not say is named by a gap.
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import partial
 from typing import Any
 
 from gym_contract._parent_links import caught_in_cycles
-from gym_contract._values import count, finite, text
+from gym_contract._values import count, json_type, text
 from gym_contract.producers._kit import Observed, RunSummary
+from gym_contract.producers.otel._checked import as_number, held, json_values, or_unknown, refusal, stated_records
 from gym_contract.producers.otel._otlp import Span, Unreadable
-from gym_contract.reading._json_parsing import loads
 
 __all__ = ["MODEL_CALL_OPERATIONS", "ObservedSpans", "map_spans"]
 
@@ -34,6 +36,8 @@ _TOKENS = {
     "cached_tokens": "gen_ai.usage.cache_read.input_tokens",
     "reasoning_tokens": "gen_ai.usage.reasoning.output_tokens",
 }
+_LATEST_NANOS = int(sys.float_info.max) * 10**6
+"""The latest span time read: its seconds, and the milliseconds between it and any start, are finite floats."""
 
 
 @dataclass
@@ -50,7 +54,8 @@ class ObservedSpans:
         """The `Observed` every producer returns (no outcome: spans do not classify how a run ended).
 
         Raises ValueError (pydantic's ValidationError) when the bundle breaks the contract, which
-        only spans that state a broken invocation tree can make it do.
+        only spans that state a broken invocation tree can make it do: a value the contract cannot
+        hold is never copied from a span (`otel_span_unreadable` names it instead).
         """
         from gym_contract.models import AgentObservationBundle
 
@@ -78,7 +83,7 @@ def _times(span: Span) -> tuple[int, int] | None:
     """The span's start and end in nanoseconds, when it states both in order (and, if ours, as recorded)."""
     if _ours(span) and span.attributes.get("gym_contract.timing") != "recorded":
         return None
-    if span.start is None or span.end is None or span.end < span.start:
+    if span.start is None or span.end is None or not span.start <= span.end <= _LATEST_NANOS:
         return None
     return span.start, span.end
 
@@ -113,6 +118,28 @@ class _Group:
 
     def gap(self, code: str, invocation_id: str | None, detail: str | None) -> None:
         self.gaps.append({"code": code, "invocation_id": invocation_id, "detail": detail})
+
+    def unread(self, span: Span, what: str, why: str) -> None:
+        """A gap for what a span states that cannot be read: ``what`` (an attribute, an event) and ``why``."""
+        self.gap("otel_span_unreadable", None, f"span {span.span_id} of trace {span.trace_id}: {what}: {why}")
+
+    def held(self, span: Span, record: dict[str, Any], sources: dict[str, str]) -> dict[str, Any] | None:
+        """``record`` as the contract holds it: each value it refuses is unknown instead, and named by a gap.
+
+        ``sources`` names the attribute each field was read from; None when the contract refuses the record
+        for something no attribute gave.
+        """
+        kept, refused = held(record, sources)
+        for each in refused:
+            self.unread(span, each.attribute, each.why)
+        return kept
+
+    def text(self, span: Span, attribute: str) -> str | None:
+        """A string attribute; any other value is unread, and named by a gap (an id, say, is never a number)."""
+        value = span.attributes.get(attribute)
+        if value is not None and not isinstance(value, str):
+            self.unread(span, attribute, f"{json_type(value, article=True)}, not a string")
+        return text(value)
 
     def ancestors(self, span: Span) -> Iterable[Span]:
         seen = {span.span_id}
@@ -161,7 +188,7 @@ def _invocation_ids(group: _Group, agents: list[Span]) -> None:
     id is `span-<span id>`; the trace id is put before a span id that another trace of the bundle
     uses too, and `#2`, `#3`, … after an id that is taken all the same.
     """
-    named = [text(span.attributes.get("gen_ai.agent.id")) for span in agents]
+    named = [group.text(span, "gen_ai.agent.id") for span in agents]
     agent_ids = Counter(named)
     span_ids = Counter(span.span_id for span in agents)
     for span, agent_id in zip(agents, named, strict=True):
@@ -178,45 +205,47 @@ def _invocation(group: _Group, span: Span) -> dict[str, Any]:
     invocation_id = group.invocation_of[(span.trace_id, span.span_id)]
     parent, spawning = group.owner(span)
     record: dict[str, Any] = {"kind": "agent_invocation", "invocation_id": invocation_id}
-    if _ours(span):
-        parent = text(attributes.get("gym_contract.parent_invocation_id")) or parent
-        spawned_by = text(attributes.get("gym_contract.spawned_by_tool_call_id"))
-        status = text(attributes.get("gym_contract.status")) or "unknown"
-        duration = finite(attributes.get("gym_contract.duration_ms"))
+    ours = _ours(span)
+    if ours:
+        stated_parent = attributes.get("gym_contract.parent_invocation_id")
+        record |= {
+            "parent_invocation_id": None if stated_parent == "" else stated_parent,
+            "spawned_by_tool_call_id": attributes.get("gym_contract.spawned_by_tool_call_id"),
+            "status": or_unknown(attributes.get("gym_contract.status"), "unknown"),
+            "duration_ms": as_number(attributes.get("gym_contract.duration_ms")),
+        }
     else:
         spawned_by = text(spawning.attributes.get("gen_ai.tool.call.id")) if spawning is not None else None
-        status = _status(span)
-        duration = _duration_ms(_times(span))
+        record |= {"parent_invocation_id": parent, "spawned_by_tool_call_id": spawned_by, "status": _status(span)}
+        record["duration_ms"] = _duration_ms(_times(span))
         if parent is not None and spawned_by is None:
             group.gap("subagent_spawn_tool_unavailable", invocation_id, None)
         group.gap("agent_transcript_unavailable", invocation_id, None)
-    record |= {"parent_invocation_id": parent, "spawned_by_tool_call_id": spawned_by, "status": status}
-    record |= {"duration_ms": duration, "error_type": text(attributes.get("error.type"))}
-    ours = _ours(span)
-    record["model_calls"] = _json_values(group, span, attributes, "gym_contract.model_calls") if ours else []
-    return record
+    record["error_type"] = attributes.get("error.type")
+    unread = partial(group.unread, span)
+    record["model_calls"] = json_values(attributes, "gym_contract.model_calls", unread) if ours else []
+    kept = group.held(span, record, _OUR_INVOCATION_SOURCES if ours else {"error_type": "error.type"})
+    # An invocation is made for every invoke_agent span, whatever it holds: other spans name it.
+    kept = kept or {**record, **dict.fromkeys(_OUR_INVOCATION_SOURCES), "status": "unknown", "model_calls": []}
+    kept["parent_invocation_id"] = kept["parent_invocation_id"] or parent  # a parent the span states, else its tree's
+    return kept
 
 
-def _json_values(group: _Group, span: Span, attributes: dict[str, Any], key: str) -> list[Any]:
-    """The values a span this package wrote states as JSON texts (an attribute holds no objects)."""
-    texts = attributes.get(key)
-    values = []
-    for value in texts if isinstance(texts, list) else [texts] if texts is not None else []:
-        try:
-            values.append(loads(value) if isinstance(value, str) else None)
-        except ValueError:  # orjson's JSONDecodeError: the text was not written by this package
-            values.append(None)
-        if values[-1] is None:
-            values.pop()
-            detail = f"span {span.span_id} of trace {span.trace_id}: {key} holds a value that is not JSON text"
-            group.gap("otel_span_unreadable", None, detail)
-    return values
+_OUR_INVOCATION_SOURCES = {
+    "parent_invocation_id": "gym_contract.parent_invocation_id",
+    "spawned_by_tool_call_id": "gym_contract.spawned_by_tool_call_id",
+    "status": "gym_contract.status",
+    "duration_ms": "gym_contract.duration_ms",
+    "error_type": "error.type",
+    "model_calls": "gym_contract.model_calls",
+}
+"""The field of an invocation each attribute of an invoke_agent span this package wrote gives."""
 
 
 def _tool(group: _Group, span: Span) -> dict[str, Any] | None:
     attributes = span.attributes
     ours = _ours(span)
-    invocation_id = (text(attributes.get("gym_contract.invocation_id")) if ours else None) or group.holder(span)
+    invocation_id = (group.text(span, "gym_contract.invocation_id") if ours else None) or group.holder(span)
     tool_call_id = text(attributes.get("gen_ai.tool.call.id"))
     if tool_call_id is None:
         group.gap("tool_call_identity_unavailable", invocation_id, f"span {span.span_id}")
@@ -225,33 +254,49 @@ def _tool(group: _Group, span: Span) -> dict[str, Any] | None:
         "kind": "tool_call",
         "invocation_id": invocation_id,
         "tool_call_id": tool_call_id,
-        "tool_name": text(attributes.get("gen_ai.tool.name")),
-        "error_type": text(attributes.get("error.type")),
+        "tool_name": attributes.get("gen_ai.tool.name"),
+        "error_type": attributes.get("error.type"),
     }
     times = _times(span)
     if times is not None:
         record |= {"started_at": _seconds(times[0]), "completed_at": _seconds(times[1])}
     if ours:
         record |= {
-            "status": text(attributes.get("gym_contract.status")) or "unknown",
-            "timing_source": text(attributes.get("gym_contract.timing_source")),
-            "sandbox_id": text(attributes.get("gym_contract.sandbox_id")),
-            "duration_ms": finite(attributes.get("gym_contract.duration_ms")),
+            "status": or_unknown(attributes.get("gym_contract.status"), "unknown"),
+            "timing_source": attributes.get("gym_contract.timing_source"),
+            "sandbox_id": attributes.get("gym_contract.sandbox_id"),
+            "duration_ms": as_number(attributes.get("gym_contract.duration_ms")),
         }
     else:
         record |= {"status": _status(span), "timing_source": "executor" if times else None}
         record["duration_ms"] = _duration_ms(times)
         if times is None:
             group.gap("tool_timing_unavailable", invocation_id, tool_call_id)
-    return {key: value for key, value in record.items() if value is not None}
+    kept = group.held(span, record, _OUR_TOOL_SOURCES if ours else _TOOL_SOURCES)
+    return None if kept is None else {key: value for key, value in kept.items() if value is not None}
+
+
+_TOOL_SOURCES = {"tool_name": "gen_ai.tool.name", "error_type": "error.type"}
+"""The field of a tool call each attribute of an execute_tool span gives."""
+_OUR_TOOL_SOURCES = {
+    **_TOOL_SOURCES,
+    "status": "gym_contract.status",
+    "timing_source": "gym_contract.timing_source",
+    "sandbox_id": "gym_contract.sandbox_id",
+    "duration_ms": "gym_contract.duration_ms",
+}
+"""The same, of an execute_tool span this package wrote."""
 
 
 def _model_call_ref(group: _Group, span: Span, invocation_id: str) -> dict[str, Any] | None:
-    attributes = span.attributes
-    if (call_id := text(attributes.get("gym_contract.model_call_id"))) is not None:
-        return {"model_call_id": call_id}
-    response_id = text(attributes.get("gen_ai.response.id"))
-    server = text(attributes.get("gym_contract.model_server")) or group.model_ref
+    if (call_id := group.text(span, "gym_contract.model_call_id")) is not None:
+        ref = {"model_call_id": call_id}
+        found = refusal({"records": [{"kind": "agent_invocation", "invocation_id": "-", "model_calls": [ref]}]})
+        if found is None:
+            return ref
+        group.unread(span, "gym_contract.model_call_id", found[1])  # an empty id names no call; the response id may
+    response_id = group.text(span, "gen_ai.response.id")
+    server = group.text(span, "gym_contract.model_server") or group.model_ref
     if response_id and server:
         return {"model_ref": {"type": _SERVER_TYPE, "name": server}, "response_id": response_id}
     if not _ours(span):
@@ -263,16 +308,14 @@ def _model_call_ref(group: _Group, span: Span, invocation_id: str) -> dict[str, 
 
 
 def _stated_gap(group: _Group, span: Span, event: dict[str, Any]) -> None:
-    """A gap a span states as a `gym_contract.gap` event: as stated when this package wrote it, else when well typed."""
+    """A gap a span states as a `gym_contract.gap` event, when the contract holds it (and, unless this package
+    wrote the span, its code is not empty)."""
     gap = {key: event.get(f"gap.{key}") for key in ("code", "invocation_id", "detail")}
-    typed = isinstance(gap["code"], str) and gap["code"] != ""
-    typed = typed and all(value is None or isinstance(value, str) for value in gap.values())
-    if _ours(span) or typed:
+    found = refusal({"gaps": [gap]})
+    if found is None and (_ours(span) or gap["code"] != ""):
         group.gaps.append(gap)
     else:
-        where = f"span {span.span_id} of trace {span.trace_id}"
-        detail = f"{where}: a gym_contract.gap event needs a gap.code string, and strings for the rest"
-        group.gap("otel_span_unreadable", None, detail)
+        group.unread(span, "a gym_contract.gap event", found[1] if found else "its gap.code is empty")
 
 
 def _on_cycle(invocation_id: str, parent_of: dict[str, str | None]) -> bool:
@@ -363,7 +406,7 @@ def _map_group(group: _Group, source: str, extra: dict[str, Any]) -> tuple[dict[
             if name == "gym_contract.gap":
                 _stated_gap(group, span, event)
             elif name == "gym_contract.record" and _ours(span):
-                stated += _json_values(group, span, event, "gym_contract.record")
+                stated += stated_records(event, partial(group.unread, span))
     made = list(group.made.values())
     mapped = [*made, *({k: v for k, v in r.items() if v is not None} for r in invocations), *tools]
     bundle = {"source": source, "records": [*mapped, *stated], "gaps": group.gaps}
@@ -383,11 +426,6 @@ def _first_of_each(spans: Iterable[Span]) -> tuple[list[Span], list[Span]]:
         if known is not span and known != span:
             conflicting.append(span)
     return list(first.values()), conflicting
-
-
-def _stated(span: Span, key: str) -> str | None:
-    """A string attribute of the span's resource, else of the span."""
-    return text(span.resource.get(key)) or text(span.attributes.get(key))
 
 
 def _key(span: Span, rollout_of_trace: dict[str, str]) -> str:

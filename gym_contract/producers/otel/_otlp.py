@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from gym_contract._values import integer, obj, objects, text
+from gym_contract._values import finite, integer, obj, objects, text
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.reading._json_parsing import decode_failure, loads, parse_record
 from gym_contract.reading._records import RawLine, iter_lines
@@ -81,11 +81,10 @@ def _any_value(value: Any, depth: int = 0) -> Any:
     if "intValue" in value:
         number = value["intValue"]
         if isinstance(number, str) and _DECIMAL.fullmatch(number):
-            return int(number)
+            return _decimal(number)
         return integer(number)
     if "doubleValue" in value:
-        double = value["doubleValue"]
-        return float(double) if isinstance(double, (int, float)) and not isinstance(double, bool) else None
+        return finite(value["doubleValue"])  # an integer too, unless no double holds it
     if "bytesValue" in value:
         return text(value["bytesValue"])
     if depth >= _MAX_VALUE_DEPTH:
@@ -118,10 +117,18 @@ def _span_id(value: Any, length: int) -> str | None:
     return raw.hex() if len(raw) * 2 == length else None
 
 
+def _decimal(digits: str) -> int | None:
+    """The integer of a run of decimal digits; None for one longer than Python converts, which no 64-bit one is."""
+    try:
+        return int(digits)
+    except ValueError:
+        return None
+
+
 def _nanos(value: Any) -> int | None:
     """A time in nanoseconds since the epoch (a decimal string or an integer); None for 0, which OTLP means as unset."""
     if isinstance(value, str) and _DECIMAL.fullmatch(value):
-        value = int(value)
+        value = _decimal(value)
     number = integer(value)
     return number if number is not None and number > 0 else None
 
