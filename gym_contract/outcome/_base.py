@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any, Final, Literal, cast
+from typing import Any, Final, Literal, cast, overload
 
 from gym_contract._json_writing import python_text
 from gym_contract._values import integer, obj, text
@@ -185,6 +185,25 @@ def writable(text: str) -> str:
     return _LONE_SURROGATE.sub("\ufffd", text)
 
 
+UTF8_BOM: Final = b"\xef\xbb\xbf"
+"""The byte-order mark some Windows editors and tools write before a UTF-8 file's first byte."""
+
+
+@overload
+def without_bom(first_line: bytes) -> bytes: ...
+@overload
+def without_bom(first_line: str) -> str: ...
+def without_bom(first_line: str | bytes) -> str | bytes:
+    """A file's first line (or whole text) without a leading UTF-8 byte-order mark, which no JSON parser takes.
+
+    Every harness reader passes its first line through here, so a file saved with the mark is read as
+    `validate` reads it, not with a damaged first line.
+    """
+    if isinstance(first_line, bytes):
+        return first_line.removeprefix(UTF8_BOM)
+    return first_line.removeprefix(UTF8_BOM.decode())
+
+
 def error_text(message: str | None, status: int | None) -> str | None:
     """The provider message and status only, at most `MAX_ERROR_MESSAGE` characters; the status always survives."""
     suffix = f" (status {status})" if status is not None else ""
@@ -257,10 +276,13 @@ class Evidence:
         for index, item in enumerate(items or ()):
             value = item
             if isinstance(item, (str, bytes, bytearray)):
-                if not item.strip():
+                raw: str | bytes = bytes(item) if isinstance(item, bytearray) else item
+                if index == 0:  # a file's first line may begin with a byte-order mark
+                    raw = without_bom(raw)
+                if not raw.strip():
                     continue
                 try:
-                    value = loads(bytes(item) if isinstance(item, bytearray) else item)
+                    value = loads(raw)
                 except ValueError:  # not JSON, or (given as str) text that is not even UTF-8
                     damaged.append(index)
                     continue

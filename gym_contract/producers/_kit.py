@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 from gym_contract._values import finite, nonempty
 from gym_contract._vocabulary import CRITERIA
 from gym_contract.models import ObservationGap
-from gym_contract.outcome._base import writable
+from gym_contract.outcome._base import without_bom, writable
 
 if TYPE_CHECKING:
     from gym_contract.models import AgentObservationBundle, AgentOutcome
@@ -33,7 +33,9 @@ __all__ = [
     "resolved",
     "timestamp",
     "tool_call_record",
+    "unreadable",
     "within",
+    "without_bom",
 ]
 
 Verdict = Literal["V", "O", "X"]
@@ -153,9 +155,10 @@ class UnrecognisedArtifactError(ValueError):
     Each producer tells its forms from their content (a Pi session by its header and entries, a
     Codex rollout by its lines' `type` and `payload` …); a path that holds nothing (no file, an
     empty file or folder) or holds something else is no evidence of its harness, and a document of
-    gaps alone would pass it off as a run that left nothing. ``why`` says what was found instead.
-    An artifact the producer recognises is never refused, however damaged: its damage becomes gaps;
-    so does an input that exists but cannot be read at all, whose form nothing can tell.
+    gaps alone would pass it off as a run that left nothing. So is an input that exists but cannot be
+    read at all (no permission, a folder whose every artifact is unreadable): ``why`` gives the
+    system's reason. An artifact the producer recognises is never refused, however damaged: its
+    damage becomes gaps, as does one unreadable file among artifacts that were read.
     """
 
     def __init__(self, path: str | os.PathLike[str], why: str) -> None:
@@ -306,8 +309,18 @@ def tool_interval(
     return finished, gaps
 
 
+def unreadable(path: str | os.PathLike[str], error: OSError, inner: str | None = None) -> UnrecognisedArtifactError:
+    """The refusal of an input that cannot be read at all, with the system's reason (`Permission denied` …).
+
+    ``inner`` names the file under a folder ``path`` that could not be read, when it was the folder's only artifact.
+    """
+    reason = error.strerror or type(error).__name__
+    return UnrecognisedArtifactError(path, f"{inner}: {reason}" if inner is not None else reason)
+
+
 def numbered_lines(handle: Any, max_line_bytes: int) -> Iterator[tuple[int, bytes | None]]:
-    """Numbered lines; a line over the limit comes out as None and is skipped to its end."""
+    """Numbered lines, the first without a byte-order mark; a line over the limit comes out as None and is
+    skipped to its end."""
     number = 0
     while True:
         chunk: bytes = handle.readline(max_line_bytes + 1)
@@ -319,7 +332,7 @@ def numbered_lines(handle: Any, max_line_bytes: int) -> Iterator[tuple[int, byte
                 chunk = handle.readline(max_line_bytes + 1)
             yield number, None
             continue
-        yield number, chunk
+        yield number, without_bom(chunk) if number == 1 else chunk
 
 
 def resolved(folder: Path) -> Path | None:

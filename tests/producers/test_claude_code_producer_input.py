@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from gym_contract import iter_diagnostics
 from gym_contract.producers import UnrecognisedArtifactError
 from gym_contract.producers.claude_code import SUMMARY_FIELDS, observe, outcome, read_run, run_summary
+from tests.producers.test_recognition import unopenable
 from tests.support import REPO as ROOT
 
 EXAMPLE = ROOT / "examples" / "claude-code" / "spotter-v2.1.39"
@@ -38,7 +39,39 @@ def test_a_config_directory_that_is_no_folder_is_refused_as_no_artifact(tmp_path
             observe(path, model_ref="policy")
 
 
-def test_a_config_directory_without_projects_is_a_gap_naming_projects(tmp_path: Path) -> None:
+def test_a_folder_holding_nothing_of_claude_codes_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("not a config directory")
+    with pytest.raises(UnrecognisedArtifactError) as refused:
+        observe(tmp_path, model_ref="policy")
+    assert refused.value.why == "neither projects/ nor .claude.json in the folder"
+
+    (tmp_path / "projects").write_text("")  # a file by the name, not the transcripts' folder
+    with pytest.raises(UnrecognisedArtifactError, match=r"neither projects/ nor \.claude\.json"):
+        observe(tmp_path, model_ref="policy")
+
+
+def test_a_config_directory_whose_every_transcript_fails_to_open_is_refused_naming_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    unopenable(
+        monkeypatch, session(tmp_path, '{"type":"user","sessionId":"S","message":{"role":"user","content":"hi"}}')
+    )
+
+    with pytest.raises(UnrecognisedArtifactError) as refused:
+        observe(tmp_path, model_ref="policy")
+
+    assert refused.value.why == "projects/p/S.jsonl: Permission denied"
+
+
+def test_a_config_directory_with_projects_but_no_session_is_a_gap(tmp_path: Path) -> None:
+    (tmp_path / "projects").mkdir()
+
+    assert gaps(observe(tmp_path, model_ref="policy").observations) == [("agent_transcript_unavailable", None, None)]
+
+
+def test_a_config_directory_claude_code_kept_no_transcripts_in_is_a_gap_naming_projects(tmp_path: Path) -> None:
+    (tmp_path / ".claude.json").write_text("{}")  # a run without session persistence leaves its state, no projects/
+
     assert gaps(observe(tmp_path, model_ref="policy").observations) == [
         ("transcript_dir_missing", None, "projects"),
         ("agent_transcript_unavailable", None, None),

@@ -6,7 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from gym_contract import iter_diagnostics
+from gym_contract.producers import UnrecognisedArtifactError
 from gym_contract.producers.codex import observe
 from tests.support import run_in_process
 
@@ -218,3 +221,19 @@ def test_an_executor_duration_the_call_lines_refute_or_no_float_holds_is_not_tak
 
     assert records["long"]["duration_ms"] == records["huge"]["duration_ms"] == 500.0
     assert ("tool_timing_invalid", "long") in gaps(found)
+
+
+def test_error_events_alone_are_no_codex_run_but_are_read_in_one(tmp_path: Path) -> None:
+    # OpenCode's `run --format json` prints `{"type": "error", …}` lines too: they show no harness.
+    alone = write(tmp_path / "alone.jsonl", {"type": "error", "message": "x"})
+    with pytest.raises(UnrecognisedArtifactError) as refused:
+        observe(alone)
+    assert refused.value.why.endswith("but `error`, which other harnesses print too")
+
+    stream = write(
+        tmp_path / "exec.jsonl", {"type": "error", "message": "x"}, {"type": "thread.started", "thread_id": "t"}
+    )
+    found = document(stream)
+
+    assert [record["invocation_id"] for record in found["ng_agent_observations"]["records"]] == ["t"]
+    assert found["ng_agent_outcome"]["failure_kind"] == "unknown_error"

@@ -13,6 +13,7 @@ from gym_contract.producers import UnrecognisedArtifactError
 from gym_contract.producers.pi import observe
 from tests.outcome.test_pi_outcome import HEADER, USER, said
 from tests.producers.pi_artifacts import jsonl
+from tests.producers.test_recognition import breaks_off
 from tests.support import run_in_process
 
 AT = "2025-11-20T23:34:0{}.000Z"
@@ -183,18 +184,18 @@ def test_a_folder_or_a_missing_file_is_refused_as_no_pi_artifact(tmp_path: Path)
         assert refused.value.why == why
 
 
-def test_an_unreadable_file_is_a_gap_since_what_it_holds_cannot_be_told(tmp_path: Path) -> None:
-    locked = tmp_path / "session.jsonl"
-    locked.write_text('{"type":"session","id":"s"}\n')
-    locked.chmod(0)
-    try:
-        if os.access(locked, os.R_OK):
-            pytest.skip("the tests run with a user that reads any file")
-        found = observe(locked).document()
-    finally:
-        locked.chmod(0o600)
-    assert [code for code, _ in gaps(found)] == ["transcript_unreadable", "agent_transcript_unavailable"]
-    assert found["ng_agent_outcome"] is None
+def test_a_file_whose_reading_breaks_off_keeps_what_was_read_and_says_the_rest_is_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    read = jsonl([HEADER, entry(1, USER), entry(2, said())])
+    session = tmp_path / "session.jsonl"
+    session.write_text(read + jsonl([entry(3, USER)]))
+    breaks_off(monkeypatch, session, read.encode())
+
+    found = observe(session).document()
+
+    assert gaps(found)[0] == ("transcript_unreadable", "session.jsonl")
+    assert [item["role"] for item in kinds(found, "agent_invocation")[0]["conversation"]] == ["user", "assistant"]
 
 
 def test_a_file_name_that_is_not_utf8_is_shown_not_a_traceback(tmp_path: Path) -> None:

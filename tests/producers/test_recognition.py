@@ -7,10 +7,15 @@ document of gaps alone would pass it off as one.
 
 from __future__ import annotations
 
+import errno
+import io
 import json
+import os
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,6 +29,7 @@ CLAUDE_TRANSCRIPT = next((EXAMPLES / "claude-code" / "spotter-v2.1.39" / "projec
 CODEX_ROLLOUT = next((EXAMPLES / "codex" / "localpush-codex-0.104.0").glob("rollout-*.jsonl"))
 PI_SESSION = EXAMPLES / "pi" / "pi-mono-2025-11" / "before-compaction.jsonl"
 OPENCODE_EXPORT = EXAMPLES / "reference" / "opencode-1.17.11-export.json"
+OPENCODE_RUN = EXAMPLES / "opencode" / "run-error.jsonl"
 ROLLOUTS = EXAMPLES / "rollouts.jsonl"
 PI_HEADER = '{"type":"session","version":3,"id":"s-1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}\n'
 
@@ -67,6 +73,8 @@ CONFUSIONS: dict[str, Callable[[Path], Path]] = {
     "Codex rollout": copied(CODEX_ROLLOUT),
     "Pi session": copied(PI_SESSION),
     "OpenCode export": copied(OPENCODE_EXPORT),
+    "OpenCode run output": copied(OPENCODE_RUN),
+    "an error event alone": written("error.jsonl", '{"type": "error", "message": "x"}\n'),
     "rollout records": copied(ROLLOUTS),
 }
 # What each harness rightly reads among them: OpenClaw's transcripts are Pi sessions.
@@ -173,15 +181,20 @@ def test_a_damaged_codex_rollout_is_read_and_the_damaged_line_named(tmp_path: Pa
     assert document["ng_agent_observations"]["records"]
 
 
-def test_an_export_cut_short_is_an_opencode_artifact_damaged_not_another_file(tmp_path: Path) -> None:
+def test_an_export_cut_short_is_refused_where_its_json_breaks_as_outcome_says_it(tmp_path: Path) -> None:
     text = OPENCODE_EXPORT.read_text()
     path = written("export.json", text[: len(text) // 2])(tmp_path)
 
     status, out, err = run_in_process("observe", "opencode", str(path))
 
-    assert (status, err) == (0, "")
-    gaps = [(gap["code"], gap["detail"]) for gap in json.loads(out)["ng_agent_observations"]["gaps"]]
-    assert ("agent_artifact_unavailable", "export.json: not JSON") in gaps
+    assert (status, out) == (2, "")
+    assert err.startswith(
+        f"gym-contract: cannot read {path}: an OpenCode export that is not valid JSON (line 1, column "
+    )
+    assert err.count("\n") == 1
+    said_by_outcome = re.search(r"\(line \d+, column \d+\)", run_in_process("outcome", "opencode", str(path))[2])
+    assert said_by_outcome is not None
+    assert said_by_outcome.group(0) in err
 
 
 def test_a_sqlite_database_of_another_program_is_refused(tmp_path: Path) -> None:
@@ -215,3 +228,121 @@ def test_an_empty_file_is_said_to_be_empty(harness: str, said: str, tmp_path: Pa
 
     assert status == 2
     assert err.startswith(f"gym-contract: cannot read {path}: {said}; ")
+
+
+# ------------------------------------------------------------------------ inputs that cannot be read
+
+
+def unopenable(monkeypatch: pytest.MonkeyPatch, *targets: Path) -> None:
+    """Opening ``targets`` fails as it does for a user without read permission: the tests may run as
+    root, whom a file's mode does not stop."""
+    real = Path.open
+    refused = {target.absolute() for target in targets}
+
+    def open_(self: Path, *args: Any, **kwargs: Any) -> Any:
+        if self.absolute() in refused:
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(self))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", open_)
+
+
+class _BreaksOff(io.BytesIO):
+    def readline(self, size: int | None = -1) -> bytes:
+        line = super().readline(size)
+        if not line:
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        return line
+
+
+def breaks_off(monkeypatch: pytest.MonkeyPatch, target: Path, read: bytes) -> None:
+    """Reading ``target`` gives ``read``, then fails as a disk error part way through would."""
+    real = Path.open
+
+    def open_(self: Path, *args: Any, **kwargs: Any) -> Any:
+        return _BreaksOff(read) if self.absolute() == target.absolute() else real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", open_)
+
+
+SINGLE_FILES = [("pi", PI_SESSION), ("codex", CODEX_ROLLOUT), ("openclaw", PI_SESSION), ("opencode", OPENCODE_EXPORT)]
+
+
+@pytest.mark.parametrize(("harness", "source"), SINGLE_FILES, ids=[harness for harness, _ in SINGLE_FILES])
+def test_a_file_that_cannot_be_read_is_refused_naming_it_and_why(
+    harness: str, source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = copied(source)(tmp_path)
+    unopenable(monkeypatch, path)
+
+    status, out, err = run_in_process("observe", harness, str(path))
+
+    assert (status, out) == (2, "")
+    said = f"Permission denied; {harness} reads: {forms_read(harness)} (see observe --list)"
+    assert err == f"gym-contract: cannot read {path}: {said}\n"
+
+
+def test_a_codex_folder_whose_only_rollout_cannot_be_read_is_refused_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rollout = copied(CODEX_ROLLOUT)(tmp_path)
+    unopenable(monkeypatch, rollout)
+
+    status, out, err = run_in_process("observe", "codex", str(tmp_path))
+
+    assert (status, out) == (2, "")
+    assert err.startswith(f"gym-contract: cannot read {tmp_path}: {rollout.name}: Permission denied; codex reads: ")
+
+
+def test_an_unreadable_rollout_beside_readable_ones_is_a_gap_and_the_rest_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copied(CODEX_ROLLOUT)(tmp_path)
+    locked = written("rollout-2026-01-01T00-00-00-locked.jsonl", CODEX_ROLLOUT.read_text())(tmp_path)
+    unopenable(monkeypatch, locked)
+
+    status, out, err = run_in_process("observe", "codex", str(tmp_path))
+
+    assert (status, err) == (0, "")
+    document = json.loads(out)
+    assert {"code": "transcript_unreadable", "invocation_id": None, "detail": locked.name} in document[
+        "ng_agent_observations"
+    ]["gaps"]
+    assert document["ng_agent_observations"]["records"]
+
+
+def test_an_opencode_data_folder_whose_database_cannot_be_read_is_refused_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    database = tmp_path / "opencode.db"
+    database.write_bytes(b"SQLite format 3\x00" + b"\x00" * 84)
+    unopenable(monkeypatch, database)
+
+    status, out, err = run_in_process("observe", "opencode", str(tmp_path))
+
+    assert (status, out) == (2, "")
+    assert err.startswith(f"gym-contract: cannot read {tmp_path}: opencode.db: Permission denied; opencode reads: ")
+
+
+@pytest.mark.parametrize("harness", ["codex", "pi", "openclaw", "opencode"])
+def test_a_link_to_nothing_is_refused_as_no_regular_file(harness: str, tmp_path: Path) -> None:
+    path = tmp_path / "d"
+    path.symlink_to(tmp_path / "nonexistent")
+
+    status, out, err = run_in_process("observe", harness, str(path))
+
+    assert (status, out) == (2, "")
+    assert err.startswith(f"gym-contract: cannot read {path}: not a regular file; {harness} reads: ")
+
+
+def test_claude_code_refuses_a_folder_that_holds_none_of_its_files(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("a folder of something else\n")
+
+    for path in (empty_folder(tmp_path), tmp_path):
+        status, out, err = run_in_process("observe", "claude-code", str(path))
+
+        assert (status, out) == (2, "")
+        said = (
+            "neither projects/ nor .claude.json in the folder; claude-code reads: config directory (see observe --list)"
+        )
+        assert err == f"gym-contract: cannot read {path}: {said}\n"

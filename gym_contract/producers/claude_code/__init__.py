@@ -63,12 +63,14 @@ def observe(
     without it there is no outcome, since the transcripts do not say how the run ended.
     ``exit_code``, ``timed_out`` and ``measured_duration_s`` are what the host saw of the process;
     ``sandboxed=False`` says the agent ran on the host without a sandbox (gap
-    `no_sandbox_runtime`), which no transcript can tell. Any folder is read as a config directory
-    (one without `projects/` is the gap `transcript_dir_missing`), and unreadable or malformed
-    transcripts and streams become gaps. Raises `UnrecognisedArtifactError` when ``config_dir`` is no
-    folder; ValueError for a ``measured_duration_s`` that is not a number of seconds of at least 0
-    whose milliseconds a double holds, and TypeError or ValueError for an ``exit_code`` that is not
-    an integer within 64 bits.
+    `no_sandbox_runtime`), which no transcript can tell. A config directory is a folder holding
+    `projects/`; one whose `projects/` holds no session of the run is read (gap
+    `agent_transcript_unavailable`), and malformed transcripts and streams, or one unreadable
+    transcript among others, become gaps. Raises `UnrecognisedArtifactError` when ``config_dir`` is
+    no folder, holds no `projects/` folder, or its transcripts cannot be read at all (`projects/`
+    cannot be listed, or no transcript in it opens); ValueError for a ``measured_duration_s`` that is
+    not a number of seconds of at least 0 whose milliseconds a double holds, and TypeError or
+    ValueError for an ``exit_code`` that is not an integer within 64 bits.
     """
     check_process_facts(exit_code, None)
     if not os.path.isdir(config_dir):

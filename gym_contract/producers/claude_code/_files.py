@@ -6,13 +6,25 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
 from gym_contract.models import ObservationGap
-from gym_contract.producers._kit import MAX_LINE_BYTES, gap, numbered_lines, resolved, within
+from gym_contract.producers._kit import (
+    MAX_LINE_BYTES,
+    UnrecognisedArtifactError,
+    gap,
+    numbered_lines,
+    resolved,
+    unreadable,
+    within,
+    without_bom,
+)
 from gym_contract.reading._json_parsing import loads
+
+CONFIG_FILE: Final = ".claude.json"
+"""The file Claude Code keeps its state in, inside `CLAUDE_CONFIG_DIR` when that is set."""
 
 
 @dataclass(frozen=True)
@@ -36,23 +48,33 @@ class TranscriptRead:
 
 
 def read_transcripts(config_dir: str | os.PathLike[str], max_line_bytes: int = MAX_LINE_BYTES) -> TranscriptRead:
-    """The events of `<config>/projects/**/*.jsonl`, sorted by path; lines without a string `sessionId` skipped."""
+    """The events of `<config>/projects/**/*.jsonl`, sorted by path; lines without a string `sessionId` skipped.
+
+    A config directory Claude Code wrote (its `.claude.json` is there) without `projects/` kept no
+    transcript, as a run without session persistence leaves it: the gap `transcript_dir_missing`.
+    Raises `UnrecognisedArtifactError` for a folder holding neither (no evidence of Claude Code at
+    all), one whose `projects/` cannot be listed, and one whose every transcript fails to open: gaps
+    alone would pass such a folder off as a run that left nothing.
+    """
     read = TranscriptRead()
     config = Path(config_dir)
-    if not config.is_dir():
-        read.gaps.append(gap("transcript_dir_missing"))
-        return read
     projects = config / "projects"
-    if not projects.is_dir():
+    try:
+        listed = sorted(_jsonl_files(projects), key=lambda path: path.relative_to(projects).as_posix())
+    except OSError as error:
+        if Path(error.filename or projects) != projects:  # a folder under projects/: what it holds is a gap
+            read.gaps.append(gap("transcript_dir_unreadable"))
+            return read
+        if not isinstance(error, (FileNotFoundError, NotADirectoryError)):
+            raise unreadable(config_dir, error, "projects") from None
+        if not (config / CONFIG_FILE).is_file():
+            raise UnrecognisedArtifactError(config_dir, f"neither projects/ nor {CONFIG_FILE} in the folder") from None
         read.gaps.append(gap("transcript_dir_missing", detail="projects"))
         return read
-    try:
-        files = sorted(_jsonl_files(projects), key=lambda path: path.relative_to(projects).as_posix())
-    except OSError:
-        read.gaps.append(gap("transcript_dir_unreadable"))
-        return read
     inside = resolved(projects)
-    for path in files:
+    failures: list[tuple[str, OSError]] = []
+    opened = 0
+    for path in listed:
         name = path.relative_to(projects).as_posix()
         if not within(path, inside):
             read.gaps.append(gap("transcript_unreadable", detail=name))
@@ -61,8 +83,13 @@ def read_transcripts(config_dir: str | os.PathLike[str], max_line_bytes: int = M
             with path.open("rb") as handle:
                 for number, raw in numbered_lines(handle, max_line_bytes):
                     _take(read, name, number, raw)
-        except OSError:
+            opened += 1
+        except OSError as error:
             read.gaps.append(gap("transcript_unreadable", detail=name))
+            failures.append((name, error))
+    if failures and not opened:
+        first, failure = failures[0]
+        raise unreadable(config_dir, failure, f"projects/{first}")
     for path in sorted(_sidecar_files(projects), key=lambda path: path.relative_to(projects).as_posix()):
         _take_sidecar(read, projects, path)
     return read
@@ -81,7 +108,7 @@ def _take_sidecar(read: TranscriptRead, projects: Path, path: Path) -> None:
         read.gaps.append(gap("transcript_unreadable", detail=name))
         return
     try:
-        sidecar = loads(path.read_bytes()[: MAX_LINE_BYTES + 1])
+        sidecar = loads(without_bom(path.read_bytes()[: MAX_LINE_BYTES + 1]))
     except OSError:
         read.gaps.append(gap("transcript_unreadable", detail=name))
         return
@@ -126,11 +153,14 @@ def _take(read: TranscriptRead, name: str, number: int, raw: bytes | None) -> No
 def stream_events(lines: Iterable[Any]) -> list[dict[str, Any]]:
     """The JSON objects of a stream-json stdout, given as raw lines or parsed events; other lines skipped."""
     events: list[dict[str, Any]] = []
-    for line in lines:
+    for number, line in enumerate(lines):
         if isinstance(line, dict):
             events.append(line)
             continue
-        if not isinstance(line, (str, bytes)) or not line.strip():
+        if not isinstance(line, (str, bytes)):
+            continue
+        line = without_bom(line) if number == 0 else line  # the stdout file's first line may carry one
+        if not line.strip():
             continue
         try:
             parsed = loads(line)

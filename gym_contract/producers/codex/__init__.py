@@ -36,10 +36,11 @@ def observe(
     process; they shape the outcome of the run's one root session (with several roots, as in a
     `CODEX_HOME` of many runs, there is no one run and the outcome is None). Codex writes no
     model response ids, so ``model_ref`` cannot make references and no invocation lists model calls.
-    Unreadable or malformed input becomes gaps, each damaged line named by its number. Raises
-    `UnrecognisedArtifactError` for a path that is no Codex artifact (nothing there, a folder without a
-    `rollout-*.jsonl`, a file none of whose lines is a rollout line or an exec event); TypeError or
-    ValueError only for an ``exit_code`` that is not an integer within 64 bits.
+    Malformed input becomes gaps, each damaged line named by its number, and so does an unreadable
+    file among others that were read. Raises `UnrecognisedArtifactError` for a path that is no Codex
+    artifact (nothing there, no regular file, a folder without a `rollout-*.jsonl`, a file none of
+    whose lines is a rollout line or an exec event other than `error`) or that cannot be read at all;
+    TypeError or ValueError only for an ``exit_code`` that is not an integer within 64 bits.
     """
     check_process_facts(exit_code, None)
     found = read(path, max_line_bytes)

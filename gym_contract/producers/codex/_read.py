@@ -12,7 +12,7 @@ import orjson
 
 from gym_contract._values import text
 from gym_contract.models import ObservationGap
-from gym_contract.producers._kit import UnrecognisedArtifactError, gap, numbered_lines, resolved, within
+from gym_contract.producers._kit import UnrecognisedArtifactError, gap, numbered_lines, resolved, unreadable, within
 from gym_contract.reading._json_parsing import loads
 
 Form = Literal["rollout", "exec"]
@@ -63,6 +63,8 @@ class Read:
 
     artifacts: list[Artifact] = field(default_factory=list)
     gaps: list[ObservationGap] = field(default_factory=list)
+    unreadable: list[tuple[str, OSError]] = field(default_factory=list)
+    """Each file that could not be opened or read, by its name, and why."""
 
 
 def form_of(event: dict[str, Any]) -> Form | None:
@@ -75,39 +77,65 @@ def form_of(event: dict[str, Any]) -> Form | None:
     return None
 
 
+def _tells_codex(event: dict[str, Any]) -> bool:
+    """Whether a line shows its file is Codex's: a rollout line with its payload object, or an exec event but `error`.
+
+    Other harnesses print `{"type": "error", …}` lines too (OpenCode's `run --format json` does), so
+    an `error` event is read only in a file that some other line shows to be Codex's.
+    """
+    form = form_of(event)
+    if form == "rollout":
+        return isinstance(event["payload"], dict)
+    return form == "exec" and event.get("type") != "error"
+
+
 def read(path: str | os.PathLike[str], max_line_bytes: int) -> Read:
     """The Codex artifacts at ``path``: one rollout file or `exec --json` stdout, or a directory of rollout files.
 
     A directory (a `CODEX_HOME`, its `sessions/`, or any folder) is searched for `rollout-*.jsonl`
     files at any depth, sorted by their path under it; a file linked from outside the directory is not
     read. Each file's form is told from its content. Raises `UnrecognisedArtifactError` for a path that
-    is none of these: nothing there, a folder without a rollout file, a file without a Codex line.
+    is none of these (nothing there, no regular file, a folder without a rollout file, a file without a
+    Codex line) or that cannot be read: a file, a folder, or a folder whose every rollout file fails to open.
     """
     found = Read()
     root = Path(path)
     if not os.path.lexists(root):
         raise UnrecognisedArtifactError(root, "no such file or directory")
     if root.is_dir():
-        try:
-            files = sorted(_rollout_files(root), key=lambda file: file.relative_to(root).as_posix())
-        except OSError:
-            found.gaps.append(gap("transcript_dir_unreadable"))
-            return found
-        if not files:
-            raise UnrecognisedArtifactError(root, f"no {ROLLOUT_FILE_PREFIX}*.jsonl file in the folder")
-        inside = resolved(root)
-        for file in files:
-            name = file.relative_to(root).as_posix()
-            if within(file, inside):
-                _read_file(found, file, name, max_line_bytes)
-            else:
-                found.gaps.append(gap("transcript_unreadable", detail=name))
+        _read_folder(found, root, max_line_bytes)
         return found
-    if not _read_file(found, root, root.name, max_line_bytes):
-        empty = not found.gaps  # no line at all, not even a damaged one
-        why = "the file is empty" if empty else "no line is a Codex rollout line or `exec --json` event"
+    if not root.is_file():  # a dangling link, a pipe or a device: no file to read, or one that would never end
+        raise UnrecognisedArtifactError(root, "not a regular file")
+    why = _read_file(found, root, root.name, max_line_bytes)
+    if why is not None:
         raise UnrecognisedArtifactError(root, why)
+    if found.unreadable:
+        raise unreadable(root, found.unreadable[0][1])
     return found
+
+
+def _read_folder(found: Read, root: Path, max_line_bytes: int) -> None:
+    """Every rollout file under ``root``; refused when the folder, or every rollout file in it, cannot be read."""
+    try:
+        files = sorted(_rollout_files(root), key=lambda file: file.relative_to(root).as_posix())
+    except OSError as error:
+        if Path(error.filename or root) == root:  # the folder itself cannot be listed: nothing of it can be read
+            raise unreadable(root, error) from None
+        found.gaps.append(gap("transcript_dir_unreadable"))
+        return
+    if not files:
+        raise UnrecognisedArtifactError(root, f"no {ROLLOUT_FILE_PREFIX}*.jsonl file in the folder")
+    inside = resolved(root)
+    for file in files:
+        name = file.relative_to(root).as_posix()
+        if within(file, inside):
+            _read_file(found, file, name, max_line_bytes)
+        else:
+            found.gaps.append(gap("transcript_unreadable", detail=name))
+    if found.unreadable and not found.artifacts:  # gaps alone would pass the run off as one that left nothing
+        first, failure = found.unreadable[0]
+        raise unreadable(root, failure, first)
 
 
 def _rollout_files(root: Path) -> Iterator[Path]:
@@ -120,8 +148,8 @@ def _rollout_files(root: Path) -> Iterator[Path]:
                 yield Path(folder) / name
 
 
-def _read_file(found: Read, path: Path, name: str, max_line_bytes: int) -> bool:
-    """Read one file into ``found``; False when it was read and holds no Codex line."""
+def _read_file(found: Read, path: Path, name: str, max_line_bytes: int) -> str | None:
+    """Read one file into ``found``; when it was read and holds no Codex line, what it holds instead."""
     lines: list[Line] = []
     try:
         with path.open("rb") as handle:
@@ -129,15 +157,20 @@ def _read_file(found: Read, path: Path, name: str, max_line_bytes: int) -> bool:
                 event = _parse(found, name, number, raw)
                 if event is not None:
                     lines.append(Line(name, number, event))
-    except OSError:  # what the file is cannot be told: the gap says it went unread
+    except OSError as error:  # what the file is cannot be told: the gap says it went unread
         found.gaps.append(gap("transcript_unreadable", detail=name))
-        return True
-    forms = [form for form in (form_of(line.event) for line in lines) if form is not None]
-    if not forms:
+        found.unreadable.append((name, error))
+        return None
+    form = next((form_of(line.event) for line in lines if _tells_codex(line.event)), None)
+    if form is None:
         if lines:  # JSON objects, none of them a Codex line: nothing here is read as evidence
             found.gaps.append(gap("invalid_transcript_record", detail=f"{name}:{lines[0].number}"))
-        return False
-    form = forms[0]
+        if not lines and not found.gaps:  # no line at all, not even a damaged one
+            return "the file is empty"
+        errors = any(line.event.get("type") == "error" for line in lines)
+        return "no line is a Codex rollout line or `exec --json` event" + (
+            " but `error`, which other harnesses print too" if errors else ""
+        )
     artifact = Artifact(name, form)
     for line in lines:
         if form_of(line.event) == form:
@@ -145,7 +178,7 @@ def _read_file(found: Read, path: Path, name: str, max_line_bytes: int) -> bool:
         else:
             found.gaps.append(gap("invalid_transcript_record", detail=line.where))
     found.artifacts.append(artifact)
-    return True
+    return None
 
 
 def _parse(found: Read, name: str, number: int, raw: bytes | None) -> dict[str, Any] | None:

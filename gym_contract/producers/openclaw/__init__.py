@@ -20,6 +20,7 @@ from gym_contract.producers._kit import (
     UnrecognisedArtifactError,
     gap,
     readable_name,
+    unreadable,
 )
 from gym_contract.producers._pi_session import PiRun, is_session_line
 from gym_contract.producers.openclaw._bundle import Host, Transcript, outcome, read_transcript, session_records
@@ -69,8 +70,9 @@ def observe(
     are what the host saw of the process, applied to the root sessions. Damaged stores and
     transcripts become gaps, each damaged line named by its number. Raises `UnrecognisedArtifactError`
     for a path that is none of the forms (nothing there, a folder without an `agents/<id>/sessions/`
-    folder or PinchBench's, a file none of whose lines is a Pi session's header or entry); TypeError
-    or ValueError only for an ``exit_code`` that is not an integer within 64 bits.
+    folder or PinchBench's, a file none of whose lines is a Pi session's header or entry) and for a
+    transcript file that cannot be read; TypeError or ValueError only for an ``exit_code`` that is not
+    an integer within 64 bits.
     """
     check_process_facts(exit_code, None)
     found = layout(Path(path))
@@ -118,7 +120,9 @@ def observe_layout(
     run = _Run(gaps=list(found.gaps), form=found.form)
     if found.form == "transcript" and found.transcript is not None:
         read = read_transcript(found.transcript, max_line_bytes)
-        if read.readable and not any(is_session_line(line) for _, line in read.objects):
+        if read.failure is not None:  # the one file given, unread: nothing of the run is left to read
+            raise unreadable(path, read.failure)
+        if not any(is_session_line(line) for _, line in read.objects):
             why = "the file is empty" if not read.lines else "no line is a Pi session's header or entry"
             raise UnrecognisedArtifactError(path, why)
         _single(run, found.transcript, server, host, max_line_bytes, read)

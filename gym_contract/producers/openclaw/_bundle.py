@@ -33,7 +33,12 @@ class Transcript:
     name: str
     lines: list[dict[str, Any] | None] = field(default_factory=list)
     gaps: list[ObservationGap] = field(default_factory=list)
-    readable: bool = True
+    failure: OSError | None = None
+    """Why the file could not be read, when it could not."""
+
+    @property
+    def readable(self) -> bool:
+        return self.failure is None
 
     @property
     def objects(self) -> list[tuple[int, dict[str, Any]]]:
@@ -56,8 +61,8 @@ def read_transcript(path: Path, max_line_bytes: int) -> Transcript:
                 if not isinstance(value, dict):
                     found.gaps.append(gap("agent_artifact_record_unparseable", detail=f"{found.name}:{number}"))
                 found.lines.append(value if isinstance(value, dict) else None)
-    except OSError:
-        found.readable = False
+    except OSError as error:
+        found.failure = error
     return found
 
 

@@ -10,7 +10,7 @@ import orjson
 
 from gym_contract._values import nonempty, text
 from gym_contract.models import ObservationGap
-from gym_contract.producers._kit import MAX_LINE_BYTES, gap, readable_name, resolved, within
+from gym_contract.producers._kit import MAX_LINE_BYTES, gap, readable_name, resolved, within, without_bom
 from gym_contract.reading._json_parsing import loads
 
 Form = Literal["home", "state", "agents", "pinchbench", "transcript", "none"]
@@ -140,7 +140,7 @@ def _store(store: Path) -> dict[str, Any] | None:
     try:
         with store.open("rb") as handle:
             raw = handle.read(MAX_LINE_BYTES + 1)
-        data = loads(raw) if len(raw) <= MAX_LINE_BYTES else None
+        data = loads(without_bom(raw)) if len(raw) <= MAX_LINE_BYTES else None
     except (OSError, orjson.JSONDecodeError):
         return None
     return data if isinstance(data, dict) else None

@@ -9,9 +9,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+import orjson
+
 from gym_contract._values import nonempty, obj, text
 from gym_contract.models import ObservationGap
-from gym_contract.producers._kit import UnrecognisedArtifactError, gap, readable_name, resolved, within
+from gym_contract.producers._kit import (
+    UnrecognisedArtifactError,
+    gap,
+    readable_name,
+    resolved,
+    unreadable,
+    within,
+    without_bom,
+)
 from gym_contract.reading._json_parsing import loads
 
 __all__ = ["Message", "Part", "Session", "Store", "export_document", "gap", "read_store"]
@@ -69,20 +79,18 @@ def read_store(path: str | os.PathLike[str]) -> Store:
         return _read_database(target) if kind == "sqlite" else _read_storage(target, where)
     if not where.is_file():  # a pipe or a device would block or never end: only a regular file is opened
         raise UnrecognisedArtifactError(path, "not a regular file" if os.path.lexists(where) else "no such file")
-    head = _head(where)
-    if head is None:  # what the file is cannot be told: the gap says it went unread
-        return Store(gaps=[gap("agent_artifact_unavailable", detail=f"{where.name}: cannot be read")])
+    try:
+        head = _head(where)
+    except OSError as error:  # what the file is cannot be told, and nothing else of the run was given
+        raise unreadable(path, error) from None
     if head.startswith(SQLITE_MAGIC):
         return _read_database(where)
     return _read_export(where)
 
 
-def _head(path: Path) -> bytes | None:
-    try:
-        with path.open("rb") as handle:
-            return handle.read(len(SQLITE_MAGIC))
-    except OSError:
-        return None
+def _head(path: Path) -> bytes:
+    with path.open("rb") as handle:
+        return handle.read(len(SQLITE_MAGIC))
 
 
 def _is_storage(folder: Path) -> bool:
@@ -97,30 +105,42 @@ def _in_folder(folder: Path) -> tuple[str, Path] | str | None:
     """
     root = resolved(folder)
     refused: str | None = None
+    failed: tuple[str | None, OSError] | None = None
+    """The first file or folder of the store that could not be read (None: the folder itself), and why."""
     for candidate in (folder, folder / "opencode"):
         if not candidate.is_dir() or not within(candidate, root):
             continue
         if _is_storage(candidate):
             return "storage", candidate
-        for name in _database_names(candidate):
+        try:
+            names = _database_names(candidate)
+        except OSError as error:
+            failed = failed or (None if candidate == folder else readable_name(candidate.name), error)
+            names = []
+        for name in names:
             database = candidate / name
             if not within(database, root):
                 refused = refused or f"{readable_name(name)}: links outside the input"
-            elif not (database.is_file() and (_head(database) or b"").startswith(SQLITE_MAGIC)):
+                continue
+            try:
+                sqlite = database.is_file() and _head(database).startswith(SQLITE_MAGIC)
+            except OSError as error:
+                failed = failed or (readable_name(name), error)
+                continue
+            if not sqlite:
                 refused = refused or f"{readable_name(name)}: not a SQLite database"
             else:
                 return "sqlite", database
         if _is_storage(candidate / "storage") and within(candidate / "storage", root):
             return "storage", candidate / "storage"
+    if failed is not None:  # the run's store, unread: gaps alone would pass the run off as one that left nothing
+        raise unreadable(folder, failed[1], failed[0])
     return refused
 
 
 def _database_names(folder: Path) -> list[str]:
-    """`opencode.db` first, then a release channel's `opencode-<channel>.db`, by name."""
-    try:
-        names = sorted(entry.name for entry in os.scandir(folder) if entry.name.endswith(".db"))
-    except OSError:
-        return []
+    """`opencode.db` first, then a release channel's `opencode-<channel>.db`, by name; OSError if unlisted."""
+    names = sorted(entry.name for entry in os.scandir(folder) if entry.name.endswith(".db"))
     channels = [name for name in names if name.startswith("opencode-")]
     return (["opencode.db"] if "opencode.db" in names else []) + channels
 
@@ -131,30 +151,42 @@ def _database_names(folder: Path) -> list[str]:
 def _read_json(path: Path) -> tuple[Any, str | None]:
     """A JSON file's value, or why it has none."""
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            return None, f"larger than {MAX_FILE_BYTES} bytes"
-        raw = path.read_bytes()
+        raw = _json_text(path)
     except OSError as error:
         return None, f"cannot be read ({error.strerror or type(error).__name__})"
+    if raw is None:
+        return None, f"larger than {MAX_FILE_BYTES} bytes"
     try:
         return loads(raw), None
     except (ValueError, RecursionError):
         return None, "not JSON"
 
 
+def _json_text(path: Path) -> bytes | None:
+    """The file's bytes without a byte-order mark; None for a file too large to read whole."""
+    if path.stat().st_size > MAX_FILE_BYTES:
+        return None
+    return without_bom(path.read_bytes())
+
+
 def _read_export(path: Path) -> Store:
     """An `opencode export` document: the session's `info` and its `messages[]`, each with `info` and `parts[]`."""
     store = Store(form="export")
-    document, problem = _read_json(path)
-    if problem == "not JSON" and not _names_export_keys(path):
-        why = "the file is empty" if _empty(path) else "not JSON, and no SQLite database"
-        raise UnrecognisedArtifactError(path, why)
-    if problem is None and not _is_export(document):
-        raise UnrecognisedArtifactError(path, "JSON, but no export: no object with `info` and `messages`")
-    if problem is not None:  # an export cut short, or a file too large or unreadable to tell: a gap says why
-        store.gaps.append(gap("agent_artifact_unavailable", detail=f"{path.name}: {problem}"))
+    try:
+        raw = _json_text(path)
+    except OSError as error:
+        raise unreadable(path, error) from None
+    if raw is None:  # a file too large to tell: a gap says why
+        store.gaps.append(gap("agent_artifact_unavailable", detail=f"{path.name}: larger than {MAX_FILE_BYTES} bytes"))
         return store
+    try:
+        document = loads(raw)
+    except orjson.JSONDecodeError as error:
+        raise UnrecognisedArtifactError(path, _not_json(raw, error)) from None
+    except (ValueError, RecursionError):
+        raise UnrecognisedArtifactError(path, _not_json(raw, None)) from None
+    if not _is_export(document):
+        raise UnrecognisedArtifactError(path, "JSON, but no export: no object with `info` and `messages`")
     info = obj(document.get("info"))
     session_id = nonempty(info.get("id")) if info is not None else None
     if info is None or session_id is None:
@@ -188,21 +220,18 @@ def _read_export(path: Path) -> Store:
     return store
 
 
-def _names_export_keys(path: Path) -> bool:
-    """Whether text that is not JSON names an export's two keys: an export damaged (cut short), not another file."""
-    try:
-        with path.open("rb") as handle:
-            text = handle.read(MAX_FILE_BYTES)
-    except OSError:
-        return False
-    return text.lstrip().startswith(b"{") and b'"info"' in text and b'"messages"' in text
+def _not_json(raw: bytes, error: orjson.JSONDecodeError | None) -> str:
+    """Why a file that is not JSON is refused: empty, an export damaged (cut short) and where, or another file.
 
-
-def _empty(path: Path) -> bool:
-    try:
-        return path.stat().st_size == 0
-    except OSError:
-        return False
+    Text naming an export's two keys is an export whose evidence cannot be read: where its JSON breaks
+    is said, as `gym-contract outcome opencode` says it, rather than a document with nothing in it.
+    """
+    if not raw:
+        return "the file is empty"
+    if not (raw.lstrip().startswith(b"{") and b'"info"' in raw and b'"messages"' in raw):
+        return "not JSON, and no SQLite database"
+    where = f" (line {error.lineno}, column {error.colno}): {error.msg}" if error is not None else ""
+    return f"an OpenCode export that is not valid JSON{where}"
 
 
 def _is_export(document: Any) -> bool:

@@ -23,6 +23,7 @@ from gym_contract.producers._kit import (
     UnrecognisedArtifactError,
     gap,
     numbered_lines,
+    unreadable,
 )
 from gym_contract.producers._pi_session import STATUS_BY_STOP, PiRun, is_session_line, read_session
 from gym_contract.producers.pi._bundle import Ending, assemble
@@ -43,8 +44,8 @@ class _Artifact:
     name: str
     lines: list[Any] = field(default_factory=list)
     gaps: list[ObservationGap] = field(default_factory=list)
-    readable: bool = True
-    """False when the file could not be read: what it is cannot be told, and the gap says so."""
+    whole: bool = True
+    """False when reading broke off: what the rest held cannot be told, and the gap says so."""
 
 
 def observe(
@@ -64,17 +65,18 @@ def observe(
     to its result's entry. ``model_ref`` names the model server that served the run; without it no
     model-call references are made. ``exit_code`` and ``timed_out`` are what the host saw of the
     process; ``sandboxed=False`` says the agent ran on the host (gap `no_sandbox_runtime`).
-    A damaged or unreadable file becomes gaps, each damaged line named by its number. Raises
-    `UnrecognisedArtifactError` when ``path`` is no file, or a file none of whose lines is a session's
-    header or entry or a stream's event; TypeError or ValueError only for an ``exit_code`` that is
-    not an integer within 64 bits.
+    A damaged file becomes gaps, each damaged line named by its number, as does one whose reading
+    broke off after some lines. Raises `UnrecognisedArtifactError` when ``path`` is no regular file,
+    a file that cannot be read at all, or one none of whose lines is a session's header or entry or a
+    stream's event; TypeError or ValueError only for an ``exit_code`` that is not an integer within
+    64 bits.
     """
     check_process_facts(exit_code, None)
-    if not os.path.lexists(path) or os.path.isdir(path):
-        raise UnrecognisedArtifactError(path, "a folder, not a file" if os.path.isdir(path) else "no such file")
+    if not os.path.isfile(path):  # a pipe or a device would block or never end: only a regular file is opened
+        raise UnrecognisedArtifactError(path, _not_a_file(path))
     artifact = _read(Path(path), max_line_bytes)
     objects = [(number, line) for number, line in enumerate(artifact.lines, 1) if isinstance(line, dict)]
-    if artifact.readable and not any(_is_pi_line(line) for _, line in objects):
+    if artifact.whole and not any(_is_pi_line(line) for _, line in objects):
         raise UnrecognisedArtifactError(path, _not_pi(artifact))
     run = _facts(artifact, objects)
     server = {"type": "responses_api_models", "name": model_ref} if model_ref is not None else None
@@ -94,15 +96,23 @@ def observe(
     return Observed(bundle, ended, _summary(run))
 
 
+def _not_a_file(path: str | os.PathLike[str]) -> str:
+    if os.path.isdir(path):
+        return "a folder, not a file"
+    return "not a regular file" if os.path.lexists(path) else "no such file"
+
+
 def _read(path: Path, max_line_bytes: int) -> _Artifact:
-    """The file's lines, parsed; a file that cannot be read, or a folder, is a gap."""
+    """The file's lines, parsed; a file of which nothing can be read is refused, a file read in part is a gap."""
     artifact = _Artifact(path.name)
     try:
         with path.open("rb") as handle:
             for number, raw in numbered_lines(handle, max_line_bytes):
                 artifact.lines.append(_parsed(artifact, number, raw))
-    except OSError:
-        artifact.readable = False
+    except OSError as error:
+        if not artifact.lines:  # gaps alone would pass the run off as one that left nothing
+            raise unreadable(path, error) from None
+        artifact.whole = False
         artifact.gaps.append(gap("transcript_unreadable", detail=artifact.name))
     return artifact
 
