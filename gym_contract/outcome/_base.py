@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import re
 from collections.abc import Iterable
 from typing import Any, Final, Literal, cast, overload
@@ -185,10 +186,6 @@ def writable(text: str) -> str:
     return _LONE_SURROGATE.sub("\ufffd", text)
 
 
-UTF8_BOM: Final = b"\xef\xbb\xbf"
-"""The byte-order mark some Windows editors and tools write before a UTF-8 file's first byte."""
-
-
 @overload
 def without_bom(first_line: bytes) -> bytes: ...
 @overload
@@ -200,8 +197,8 @@ def without_bom(first_line: str | bytes) -> str | bytes:
     `validate` reads it, not with a damaged first line.
     """
     if isinstance(first_line, bytes):
-        return first_line.removeprefix(UTF8_BOM)
-    return first_line.removeprefix(UTF8_BOM.decode())
+        return first_line.removeprefix(codecs.BOM_UTF8)
+    return first_line.removeprefix("\ufeff")
 
 
 def error_text(message: str | None, status: int | None) -> str | None:

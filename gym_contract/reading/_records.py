@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -22,8 +23,6 @@ from gym_contract.reading._sources import DamagedStreamError, Source, open_sourc
 
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 CHUNK_BYTES = 1024 * 1024
-
-_BOM = b"\xef\xbb\xbf"
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,9 +47,9 @@ def _chunks(source: Source, chunk_bytes: int) -> Iterator[bytes]:
     which starts inside it, has none to skip)."""
     head = b""
     # A pipe may deliver the three BOM bytes in separate reads.
-    while source.at_start and len(head) < len(_BOM) and (more := source.read(chunk_bytes)):
+    while source.at_start and len(head) < len(codecs.BOM_UTF8) and (more := source.read(chunk_bytes)):
         head += more
-    if head := head.removeprefix(_BOM):
+    if head := head.removeprefix(codecs.BOM_UTF8):
         yield head
     while chunk := source.read(chunk_bytes):
         yield chunk
