@@ -21,7 +21,7 @@ import msgspec
 import stringzilla
 
 from gym_contract._vocabulary import ROLLOUT_ATTACHMENTS, SCHEMA_OF_KIND, detect_kind
-from gym_contract.validation import _nesting
+from gym_contract.validation import _nesting, _shared_values
 
 # Rollout keys the rules or the kind detection read.
 _ROLLOUT_MARKERS = ("_ng_rollout_id", "_ng_task_index", "_ng_rollout_index")
@@ -116,7 +116,13 @@ def _sound(data: bytes, decoded: Any) -> bool:
             data.decode("utf-8")
         except UnicodeDecodeError:
             return False
-    return not _contains(data, _ESCAPED_COLON) and _keys_all_kept(data, decoded)
+    if _contains(data, _ESCAPED_COLON):
+        return False
+    try:
+        _shared_values.fill(decoded)
+    except (msgspec.DecodeError, msgspec.ValidationError, ValueError):
+        return False  # a conversation that does not decode: the line, decoded whole afresh, tells why
+    return _keys_all_kept(data, decoded)
 
 
 def decoded(data: bytes, kind: str) -> Any:
@@ -144,9 +150,10 @@ class _RolloutShapes:
     """Rollout lines decoded in one pass, by a Struct made for the keys the last lines had.
 
     A file's rollouts mostly share their keys. The Struct of a shape types the attachments as
-    their Structs, the markers as any JSON, and every other key it was made for as raw bytes; a
-    key it was not made for is skipped, which `_keys_all_kept` notices, and the line is then
-    decoded in two steps (`decoded`), whose keys make the Struct for the next line.
+    their Structs (with the conversations raw, filled in by `_shared_values.fill`), the markers as
+    any JSON, and every other key it was made for as raw bytes; a key it was not made for is
+    skipped, which `_keys_all_kept` notices, and the line is then decoded in two steps (`decoded`),
+    whose keys make the Struct for the next line.
     """
 
     _KEPT = 16  # shapes remembered; a file whose keys vary more than this decodes in two steps
@@ -163,8 +170,8 @@ class _RolloutShapes:
         return self._current
 
     def decode(self, data: bytes) -> Any:
-        """The line in one pass, or None when no shape has been learnt yet."""
-        return None if self._current is None else self._current.decode(data)
+        """The line in one pass, its conversations filled in, or None when no shape has been learnt yet."""
+        return None if self._current is None else _shared_values.fill(self._current.decode(data))
 
     def learn(self, keys: tuple[str, ...]) -> None:
         """Decode the next lines with the Struct of ``keys``, made on first need (not for a line of very many keys)."""
@@ -192,7 +199,7 @@ def _frame(keys: tuple[str, ...]) -> Any:
     for key in named:
         attachment = ROLLOUT_ATTACHMENTS.get(key)
         if attachment is not None:
-            kind: Any = typing.Optional[record_type(attachment)]  # noqa: UP045 - built at run time
+            kind: Any = typing.Optional[_shared_values.deferring(record_type(attachment))]  # noqa: UP045
         else:
             kind = Any if key in _ROLLOUT_MARKERS else msgspec.Raw
         attribute = key
@@ -251,7 +258,8 @@ def skeleton(data: bytes, kind: str) -> Any:
             elif ahead is None:
                 tried = _SHAPES.decode(data)
             else:
-                tried = ahead[0] if ahead[1] is None else None  # proven unsound ahead: decoded afresh
+                # Not told ahead (writing back ran out of room there): filled here, if it was not yet.
+                tried = _shared_values.fill(ahead[0]) if ahead[1] is None else None  # unsound: decoded afresh
             if tried is not None and _keys_all_kept(data, tried):
                 structs = tried
             else:  # no shape yet, or a key the shape does not know, or a repeated one
