@@ -9,7 +9,8 @@ from typing import Any
 
 import orjson
 
-from gym_contract.producers.codex._read import form_of as _codex_form
+from gym_contract.outcome._base import without_bom
+from gym_contract.producers.codex._read import tells_codex
 from gym_contract.reading._json_parsing import loads
 
 
@@ -30,10 +31,12 @@ PI_ARTIFACT = (
     'a JSON object with a type (session, message, message_end …), or a {"t", "line"} receipt wrapper',
     lambda event: isinstance(event.get("type"), str) or set(event) == {"t", "line"},
 )
+# The Codex producer's own test, so that `outcome codex` takes the files `observe codex` takes.
 CODEX_EVENTS = (
     "Codex rollout file or `codex exec --json` output",
-    "a rollout line ({timestamp, type, payload}) or an exec event (thread.started, turn.*, item.*, error)",
-    lambda event: _codex_form(event) is not None,
+    "a rollout line ({timestamp, type, payload}) or an exec event other than error (thread.started, turn.*, "
+    "item.*); other harnesses print error lines too",
+    tells_codex,
 )
 OPENCODE_EVENTS = (
     "`opencode run --format json` output",
@@ -76,7 +79,7 @@ def _read(path: str) -> bytes:
 
 def json_object(path: str, what: str) -> dict[str, Any]:
     try:
-        value = loads(_read(path))
+        value = loads(without_bom(_read(path)))
     except orjson.JSONDecodeError as error:
         where = f"line {error.lineno}, column {error.colno}"
         raise BadInputError(f"{path}: the {what} is not valid JSON ({where}): {error.msg}") from None
@@ -86,5 +89,6 @@ def json_object(path: str, what: str) -> dict[str, Any]:
 
 
 def _lines(path: str) -> list[bytes]:
-    """The lines of a JSONL file, unparsed: the classifier parses them and reports damaged ones as warnings."""
-    return _read(path).splitlines()
+    """The lines of a JSONL file, the first without a byte-order mark, unparsed: the classifier parses them
+    and reports damaged ones as warnings."""
+    return without_bom(_read(path)).splitlines()

@@ -267,7 +267,8 @@ class Evidence:
             self.warnings.append(message)
 
     def lines(self, items: Iterable[Any] | None, artifact: str) -> list[tuple[int, dict[str, Any]]]:
-        """Events as (index, object); raw lines are parsed, damaged or non-object lines become warnings."""
+        """Events as (0-based index, object); raw lines are parsed, damaged or non-object lines become
+        warnings that name them by their 1-based line number."""
         events: list[tuple[int, dict[str, Any]]] = []
         damaged: list[int] = []
         for index, item in enumerate(items or ()):
@@ -288,8 +289,10 @@ class Evidence:
             else:
                 damaged.append(index)
         if damaged:
-            shown = ", ".join(str(i) for i in damaged[:5]) + (", …" if len(damaged) > 5 else "")
-            self.warn(f"{len(damaged)} {artifact} line(s) are not JSON objects and were ignored (lines[{shown}])")
+            # Numbered from 1, as gaps and diagnostics number lines; the index stays the signals' list position.
+            shown = ", ".join(str(index + 1) for index in damaged[:5]) + (", …" if len(damaged) > 5 else "")
+            where = f"line {shown}" if len(damaged) == 1 else f"lines {shown}"
+            self.warn(f"{len(damaged)} {artifact} line(s) are not JSON objects and were ignored ({where})")
             self.signal(artifact, "damaged_lines", len(damaged))
         return events
 

@@ -110,3 +110,27 @@ def test_an_event_whose_type_is_no_string_is_no_event_and_no_traceback(tmp_path:
     stream = tmp_path / "stream.jsonl"
     stream.write_text(f'{{"type": {kind}, "subtype": "init"}}\n', encoding="utf-8")
     assert "not Claude Code stream-json output" in refused(capsys, "outcome", "claude-code", str(stream))
+
+
+def test_outcome_codex_refuses_opencodes_error_lines_as_observe_codex_does(tmp_path: Path, capsys):
+    # OpenCode's `run --format json` prints `{"type": "error", …}` lines, as Codex's exec stream does.
+    errors = tmp_path / "errors.jsonl"
+    errors.write_text(OPENCODE_EVENTS.read_text(encoding="utf-8").splitlines()[-1] + "\n", encoding="utf-8")
+    for path in (errors, OPENCODE_EVENTS):
+        said = refused(capsys, "outcome", "codex", str(path))
+        assert said.startswith(f"gym-contract: {path}: not Codex rollout file or `codex exec --json` output: ")
+        assert said.endswith("other harnesses print error lines too)")
+        assert cli.main(["observe", "codex", str(path)]) == 2
+        capsys.readouterr()
+
+
+def test_outcome_codex_reads_an_error_event_of_a_stream_another_line_shows_to_be_codexs(tmp_path: Path, capsys):
+    stream = tmp_path / "exec.jsonl"
+    events = [
+        {"type": "thread.started", "thread_id": "t"},
+        {"type": "turn.started"},
+        {"type": "error", "message": "unexpected status 503 Service Unavailable"},
+    ]
+    stream.write_text("".join(json.dumps(event) + "\n" for event in events), encoding="utf-8")
+    assert cli.main(["outcome", "codex", str(stream)]) == 0
+    assert json.loads(capsys.readouterr().out)["failure_kind"] == "model_server_error"

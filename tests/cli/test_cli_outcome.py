@@ -17,6 +17,7 @@ from tests.support import REPO
 
 REPO_EXAMPLES = REPO / "examples"
 SHIPPED_EXPORT = REPO / "examples/reference/opencode-1.17.11-export.json"
+DAMAGED_LINE_GAPS = frozenset({"malformed_transcript_line", "invalid_transcript_record"})
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -267,3 +268,29 @@ def test_the_example_opencode_events_are_a_retryable_transport_error_that_the_ex
 
     assert action_at(2) == "retry"
     assert action_at(3) != "retry"
+
+
+@pytest.mark.parametrize(
+    ("harness", "artifact"),
+    [
+        ("codex", next((REPO_EXAMPLES / "codex" / "localpush-codex-0.104.0").glob("rollout-*.jsonl"))),
+        ("pi", REPO_EXAMPLES / "pi" / "pi-mono-2025-11" / "before-compaction.jsonl"),
+    ],
+)
+def test_outcome_warnings_number_damaged_lines_from_1_as_the_producers_gaps_do(
+    tmp_path: Path, capsys, harness: str, artifact: Path
+):
+    lines = artifact.read_bytes().splitlines(keepends=True)
+    damaged = tmp_path / artifact.name
+    damaged.write_bytes(b"".join([lines[0], b"{not json\n", *lines[1:], b"[1, 2]\n"]))
+
+    status, out, _ = main(capsys, "outcome", harness, str(damaged))
+    assert status == 0
+    (warning,) = [warning for warning in json.loads(out)["warnings"] if "not JSON objects" in warning]
+    status, out, _ = main(capsys, "observe", harness, str(damaged))
+    assert status == 0
+    gaps = json.loads(out)["ng_agent_observations"]["gaps"]
+
+    gap_lines = sorted(int(gap["detail"].rsplit(":", 1)[1]) for gap in gaps if gap["code"] in DAMAGED_LINE_GAPS)
+    assert gap_lines == [2, len(lines) + 2]
+    assert warning.endswith(f"(lines {gap_lines[0]}, {gap_lines[1]})")

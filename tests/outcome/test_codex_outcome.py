@@ -170,7 +170,15 @@ def test_damaged_lines_are_warned_of_and_the_rest_is_read() -> None:
     outcome = classify_codex(lines)
 
     assert outcome.response_status == "completed"
-    assert "2 events line(s) are not JSON objects and were ignored (lines[3, 4])" in outcome.warnings
+    assert "2 events line(s) are not JSON objects and were ignored (lines 4, 5)" in outcome.warnings
+
+
+def test_a_damaged_line_is_warned_of_by_its_number_counted_from_1() -> None:
+    lines = [b"{not json"] + [json.dumps(event).encode() for event in rollout(DONE)]
+
+    outcome = classify_codex(lines)
+
+    assert "1 events line(s) are not JSON objects and were ignored (line 1)" in outcome.warnings
 
 
 def test_decide_grades_retries_and_excludes_codex_outcomes() -> None:

@@ -77,7 +77,7 @@ def form_of(event: dict[str, Any]) -> Form | None:
     return None
 
 
-def _tells_codex(event: dict[str, Any]) -> bool:
+def tells_codex(event: dict[str, Any]) -> bool:
     """Whether a line shows its file is Codex's: a rollout line with its payload object, or an exec event but `error`.
 
     Other harnesses print `{"type": "error", …}` lines too (OpenCode's `run --format json` does), so
@@ -161,7 +161,7 @@ def _read_file(found: Read, path: Path, name: str, max_line_bytes: int) -> str |
         found.gaps.append(gap("transcript_unreadable", detail=name))
         found.unreadable.append((name, error))
         return None
-    form = next((form_of(line.event) for line in lines if _tells_codex(line.event)), None)
+    form = next((form_of(line.event) for line in lines if tells_codex(line.event)), None)
     if form is None:
         if lines:  # JSON objects, none of them a Codex line: nothing here is read as evidence
             found.gaps.append(gap("invalid_transcript_record", detail=f"{name}:{lines[0].number}"))
