@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from pydantic import ValidationError
@@ -267,3 +268,27 @@ def test_models_accept_nested_model_instances_as_well_as_plain_data():
     assert ref.model_dump(mode="json") == {"model_call_id": None, "model_ref": POLICY, "response_id": "resp_1"}
     with pytest.raises(ValidationError, match="model_call_id, or both model_ref and response_id"):
         ModelCallRef(model_ref=ModelServerRef(type="responses_api_models", name="policy"))
+
+
+def test_an_object_holding_none_of_the_members_a_conditional_names_is_judged_as_jsonschema_judges_it():
+    from gym_contract._model_base import ContractModel, _described, _failure
+
+    shortcut = [model for model in _subclasses(ContractModel) if model.__conditional_members__ is not None]
+    assert {model.__name__ for model in shortcut} >= {"FunctionCall", "InputVideo", "ModelCallRef"}
+    for model in shortcut:
+        assert model.__conditional_checker__ is not None
+        # Members the keywords never look at, of every JSON type: the verdict, and its words, are the empty object's.
+        data = {"a_member": "text", "another": [1, {"nested": None}], "more": {"k": 1.5}}
+        error = _failure(model.__conditional_checker__, data)
+        said = None if error is None else _described(error) or error.message
+        assert model.__refusal_without_members__ == said, model.__name__
+        if said is not None:
+            with pytest.raises(ValidationError, match=re.escape(said)):
+                model.model_validate(data)
+
+
+def _subclasses(model: type) -> list[type]:
+    found = []
+    for subclass in model.__subclasses__():
+        found += [subclass, *_subclasses(subclass)]
+    return found

@@ -138,6 +138,7 @@ def _project(args: argparse.Namespace) -> int:
                 source,
                 args.capture_dir,
                 out.write,
+                json_document=_records.is_json_document(args.rollouts),
                 on_problem=said,
                 progress=(lambda read: progress(read, source.size)) if progress else None,
             )

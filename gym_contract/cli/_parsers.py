@@ -119,7 +119,12 @@ def register_evidence(commands: Any) -> None:
         "trajectory, as the collector does. Writes JSONL; a summary goes to stderr (or stdout with -o). "
         "Exit 1 when a line is damaged or a projection failed, 2 when the input cannot be opened.",
     )
-    projector.add_argument("rollouts", metavar="ROLLOUTS.jsonl", help="rollout records; - for stdin")
+    projector.add_argument(
+        "rollouts",
+        metavar="ROLLOUTS.jsonl",
+        help="rollout records (JSONL, .json, .gz, .zst; a .json file is one record or an array of them, as for "
+        "validate); - for stdin, read as JSONL",
+    )
     projector.add_argument(
         "--capture-dir", action="append", default=[], metavar="DIR", help="capture directory (repeatable)"
     )

@@ -241,7 +241,8 @@ def _rate_share(by: GroupBy, share: Share) -> CoverageRun:
 def _project_share(output: str, capture_dirs: tuple[str, ...], share: Share) -> ProjectionRun:
     with open_share(share) as source, _open_output(_shard_name(output, share)) as out:
         stats = _records.ReadStats()
-        run = project_source(source, capture_dirs, out.write, stats=stats)
+        json_document = _records.is_json_document(share.file.name)
+        run = project_source(source, capture_dirs, out.write, json_document=json_document, stats=stats)
     run.lines = stats.lines_seen
     return run
 

@@ -9,7 +9,7 @@ from typing import Any
 from gym_contract._vocabulary import CAPTURE, OBSERVATIONS, TRAJECTORY
 from gym_contract.evidence._capture import Capture, capture_attachment, read_capture
 from gym_contract.evidence._join import join
-from gym_contract.evidence._projection import attach_trajectory, observations_refusal
+from gym_contract.evidence._projection import ProducerTrajectory, observations_refusal, trajectory_attached
 from gym_contract.evidence._rollout_ids import is_valid_rollout_id, rollout_id_from_run_body
 
 __all__ = ["collect", "merge_capture"]
@@ -46,6 +46,13 @@ def merge_capture(result: Mapping[str, Any], capture_dirs: Sequence[str | Path])
     Keyed by the rollout id derived from the record (section 4); a record without a usable one is
     returned unchanged. A bundle that fails validation or the join leaves a gap in the capture attachment.
     """
+    return _merged(result, capture_dirs, None)
+
+
+def _merged(
+    result: Mapping[str, Any], capture_dirs: Sequence[str | Path], producer: ProducerTrajectory | None
+) -> dict[str, Any]:
+    """`merge_capture`; the bundle's invocations that ``producer`` validated already are not validated again."""
     merged = dict(result)
     try:
         rollout_id = rollout_id_from_run_body(result)
@@ -59,7 +66,7 @@ def merge_capture(result: Mapping[str, Any], capture_dirs: Sequence[str | Path])
     attachment = capture_attachment(capture, include_payloads=not _redacted(result))
     observations = merged.get(OBSERVATIONS)
     if observations is not None:
-        bundle, refused = observations_refusal(observations)
+        bundle, refused = observations_refusal(observations, producer.invocations if producer is not None else None)
         if bundle is None:  # the rollout is kept, its observations as they were; the gap says why they are not joined
             attachment["gaps"] = [*attachment.get("gaps", []), {"code": JOIN_FAILED, "detail": refused}]
         else:
@@ -71,5 +78,7 @@ def merge_capture(result: Mapping[str, Any], capture_dirs: Sequence[str | Path])
 
 def collect(record: Mapping[str, Any], capture_dirs: Sequence[str | Path] = ()) -> dict[str, Any]:
     """One rollout record as the collector writes it: capture merged (when dirs are given), trajectory attached."""
-    result = merge_capture(record, capture_dirs) if capture_dirs else dict(record)
-    return attach_trajectory(record, result)
+    # The producer's trajectory is validated once, for the join and the projection both.
+    producer = ProducerTrajectory(record.get(TRAJECTORY))
+    result = _merged(record, capture_dirs, producer) if capture_dirs else dict(record)
+    return trajectory_attached(record, result, producer)

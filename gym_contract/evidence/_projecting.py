@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,7 +14,7 @@ from gym_contract._vocabulary import CAPTURE, OBSERVATIONS, TRAJECTORY
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.evidence._collection import collect
 from gym_contract.reading import _records, _sources
-from gym_contract.validation import read_record
+from gym_contract.validation import read_document, read_record
 
 FAILED = "trajectory_projection_failed"
 
@@ -62,45 +62,63 @@ def project_source(
     capture_dirs: Sequence[str],
     write: Callable[[bytes], object],
     *,
+    json_document: bool = False,
     on_problem: Callable[[Diagnostic | None], None] | None = None,
     progress: Callable[[int], None] | None = None,
     stats: _records.ReadStats | None = None,
 ) -> ProjectionRun:
-    """Each rollout line of ``source`` with its capture merged, observations joined and trajectory attached.
+    """Each rollout record of ``source`` with its capture merged, observations joined and trajectory attached.
 
-    ``write`` takes each projected record as one JSONL line. ``on_problem`` hears of each damaged
-    line (its diagnostic) and each failed projection (None) as it happens.
+    ``source`` is JSONL, or with ``json_document`` one JSON document: a record, or an array of them
+    (`_records.is_json_document` tells which from an input's name, as for every command). ``write``
+    takes each projected record as one JSONL line. ``on_problem`` hears of each damaged line or
+    record (its diagnostic) and each failed projection (None) as it happens.
     """
     run = ProjectionRun()
     try:
         # The loop is in a function of its own, so that an interruption taken at its back edge reaches
         # this handler: Python 3.13 leaves some back edges out of the try around a loop in the same
         # function (python/cpython#130279).
-        _project_lines(run, source, capture_dirs, write, on_problem, progress, stats)
+        _project_records(
+            run, source, _rollouts(source, json_document, stats), capture_dirs, write, on_problem, progress
+        )
     except KeyboardInterrupt:
         run.interrupted = True
     return run
 
 
-def _project_lines(
+def _rollouts(
+    source: _sources.Source, json_document: bool, stats: _records.ReadStats | None
+) -> Iterator[tuple[int | None, dict[str, Any] | Diagnostic]]:
+    """Each record of ``source`` read as a rollout, with its line (None in a JSON document), or why it is damaged."""
+    if json_document:
+        yield from read_document(source, "rollout", stats=stats)
+        return
+    for raw in _records.iter_lines(source, stats=stats):
+        if isinstance(raw, Diagnostic):
+            yield raw.line, raw
+            continue
+        read = read_record(raw.data, "rollout")
+        yield raw.number, read if isinstance(read, Diagnostic) else read[1]
+
+
+def _project_records(
     run: ProjectionRun,
     source: _sources.Source,
+    rollouts: Iterator[tuple[int | None, dict[str, Any] | Diagnostic]],
     capture_dirs: Sequence[str],
     write: Callable[[bytes], object],
     on_problem: Callable[[Diagnostic | None], None] | None,
     progress: Callable[[int], None] | None,
-    stats: _records.ReadStats | None,
 ) -> None:
-    for raw in _records.iter_lines(source, stats=stats):
-        read: Any = raw if isinstance(raw, Diagnostic) else read_record(raw.data, "rollout")
+    for line, read in rollouts:
         if isinstance(read, Diagnostic):
-            line = read.line if read.line is not None else getattr(raw, "number", None)
-            located = read.at(source=source.name, line=line)
+            located = read.at(source=source.name, line=read.line if read.line is not None else line)
             run.damaged.append(located)
             if on_problem is not None:
                 on_problem(located)
             continue
-        result = collect(read[1], capture_dirs)
+        result = collect(read, capture_dirs)
         with _interrupts.deferred():  # a record is counted and written whole, or not at all
             _count(run, result, on_problem)
             write(dumps(result) + b"\n")

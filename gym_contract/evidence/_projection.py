@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
+from functools import cached_property
 from typing import Any
 
 from pydantic import ValidationError
 
 from gym_contract._deep_values import python_str
+from gym_contract._json_writing import dumps
 from gym_contract._values import objects, preview
 from gym_contract._vocabulary import CAPTURE, OBSERVATIONS, TRAJECTORY
 from gym_contract.evidence._capture import PAYLOAD_KEYS
@@ -74,35 +76,97 @@ def _refusal(raw: dict[str, Any], kind: str, ignored: frozenset[str] = frozenset
 _PRODUCER_IGNORED = frozenset({"rollout_id_invalid"})
 
 
-def _producer_trajectory(raw: Any, gaps: Gaps) -> TrajectoryRecord | None:
+class ProducerTrajectory:
+    """A producer's own trajectory (2.3.1), validated at most once however many steps of a projection read it."""
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+
+    @cached_property
+    def checked(self) -> tuple[TrajectoryRecord | None, str | None]:
+        """The trajectory when it keeps the contract; otherwise why it is discarded (None, None: there is none)."""
+        if not isinstance(self.raw, dict):
+            return None, None
+        try:
+            given = TrajectoryRecord.model_validate(self.raw)
+        except Exception as error:  # any shape at all: the reference records the exception's class
+            return None, type(error).__name__
+        refused = _refusal(self.raw, "trajectory", _PRODUCER_IGNORED)
+        return (None, refused) if refused is not None else (given, None)
+
+    @cached_property
+    def invocations(self) -> dict[str, tuple[Any, AgentInvocation]]:
+        """The trajectory's invocations by id, each with the JSON it was validated from; empty without one."""
+        try:
+            given = self.checked[0]
+        except Exception:  # raised again, and recorded, where the projection reads the trajectory
+            return {}
+        if given is None:
+            return {}
+        raws = self.raw.get("invocations")
+        if not isinstance(raws, list) or len(raws) != len(given.invocations):
+            return {}
+        pairs = zip(raws, given.invocations, strict=True)
+        return {invocation.invocation_id: (json, invocation) for json, invocation in pairs}
+
+
+def _producer_trajectory(producer: ProducerTrajectory, gaps: Gaps) -> TrajectoryRecord | None:
     """The producer's trajectory when it keeps the contract (2.3.1); otherwise a gap says why it was discarded."""
-    if not isinstance(raw, dict):
-        return None
-    try:
-        given = TrajectoryRecord.model_validate(raw)
-    except Exception as error:  # any shape at all: the reference records the exception's class
-        gaps.add("producer_trajectory_invalid", detail=type(error).__name__)
-        return None
-    refused = _refusal(raw, "trajectory", _PRODUCER_IGNORED)
+    given, refused = producer.checked
     if refused is not None:
         gaps.add("producer_trajectory_invalid", detail=refused)
-        return None
     return given
 
 
-def observations_refusal(raw: Any) -> tuple[AgentObservationBundle | None, str | None]:
+def observations_refusal(
+    raw: Any, validated: Mapping[str, tuple[Any, AgentInvocation]] | None = None
+) -> tuple[AgentObservationBundle | None, str | None]:
     """The bundle, or why it cannot be used: the exception that validating it raised, or the rule it breaks.
 
     A bundle that breaks the reference's own checks (unique invocation ids, no parent cycle, no
     finish before a start) is refused as the reference refuses it; so is one that breaks our other
-    error-level rules.
+    error-level rules. ``validated`` holds invocations validated already, by id, each with the JSON it
+    was validated from (`ProducerTrajectory.invocations`): a record equal to that JSON is not validated again.
     """
     try:
-        bundle = AgentObservationBundle.model_validate(raw)
+        bundle = AgentObservationBundle.model_validate(_reusing(raw, validated) if validated else raw)
     except Exception as error:  # any shape at all: the reference records the exception's class
         return None, type(error).__name__
     refused = _refusal(raw, "bundle")
     return (None, refused) if refused is not None else (bundle, None)
+
+
+def _reusing(raw: Any, validated: Mapping[str, tuple[Any, AgentInvocation]]) -> Any:
+    """``raw`` with each invocation record equal to one validated already replaced by its model.
+
+    A producer's trajectory and its observations usually hold the same invocations, conversations and
+    all: validating a JSON value gives the same model wherever it stands, so the second is not validated.
+    """
+    records = raw.get("records") if isinstance(raw, dict) else None
+    if not isinstance(records, list):
+        return raw
+    reused = [_validated(record, validated) for record in records]
+    if all(new is old for new, old in zip(reused, records, strict=True)):
+        return raw
+    return {**raw, "records": reused}
+
+
+def _validated(record: Any, validated: Mapping[str, tuple[Any, AgentInvocation]]) -> Any:
+    """The model validated from a JSON value equal to ``record``, an invocation record; otherwise ``record``."""
+    # Its own tag, not the model's: a record that lacks it is refused by the bundle's union.
+    if not isinstance(record, dict) or record.get("kind") != "agent_invocation":
+        return record
+    invocation_id = record.get("invocation_id")
+    found = validated.get(invocation_id) if type(invocation_id) is str else None
+    return found[1] if found is not None and _same_json(found[0], record) else record
+
+
+def _same_json(one: Any, other: Any) -> bool:
+    """Whether two JSON values are one value, of the same types: `==` alone takes 1, 1.0 and true for one."""
+    try:
+        return bool(one == other) and dumps(one) == dumps(other)
+    except (RecursionError, TypeError):  # nested deeper than `==` goes, or no JSON value: not taken as the same
+        return False
 
 
 def build_trajectory(row: Mapping[str, Any], result: Mapping[str, Any]) -> TrajectoryRecord:
@@ -115,13 +179,20 @@ def build_trajectory(row: Mapping[str, Any], result: Mapping[str, Any]) -> Traje
     call cannot be a trajectory model call. `project` and `attach_trajectory` never raise: they record
     any of these as a `trajectory_projection_failed` gap.
     """
+    return _built(row, result, ProducerTrajectory(result.get(TRAJECTORY)))[0]
+
+
+def _built(
+    row: Mapping[str, Any], result: Mapping[str, Any], producer: ProducerTrajectory
+) -> tuple[TrajectoryRecord, dict[str, Any]]:
+    """`build_trajectory`'s record and its Python-mode dump, which the rules were checked on."""
     task_id, rollout_id = trajectory_identity(row)
     gaps = Gaps()
     invocations: list[AgentInvocation] = []
     turns: list[TrajectoryTurn] = []
     model_calls: list[TrajectoryModelCall] = []
     tools: list[TrajectoryToolCall] = []
-    given = _producer_trajectory(result.get(TRAJECTORY), gaps)
+    given = _producer_trajectory(producer, gaps)
     if given is not None:
         mismatched = [
             name
@@ -136,7 +207,7 @@ def build_trajectory(row: Mapping[str, Any], result: Mapping[str, Any]) -> Traje
 
     observations = result.get(OBSERVATIONS)
     if observations is not None:
-        bundle, refused = observations_refusal(observations)
+        bundle, refused = observations_refusal(observations, producer.invocations)
         if bundle is None:
             gaps.add("agent_observations_invalid", detail=refused)
         else:
@@ -174,10 +245,12 @@ def build_trajectory(row: Mapping[str, Any], result: Mapping[str, Any]) -> Traje
         tool_calls=tools,
         gaps=dedupe_gaps(gaps),
     )
-    errors = rule_errors(record.model_dump(mode="python"), "trajectory")
+    # Python-mode dumps: the JSON-mode serializer stops at 254 levels; payloads may nest deeper.
+    dumped = record.model_dump(mode="python")
+    errors = rule_errors(dumped, "trajectory")
     if errors:
         raise ContradictoryEvidenceError(errors[0].code, errors[0].message)
-    return record
+    return record, dumped
 
 
 def _failure_gap(error: BaseException) -> dict[str, Any]:
@@ -209,12 +282,20 @@ def attach_trajectory(row: Mapping[str, Any], result: Mapping[str, Any]) -> dict
     owns them). On failure `ng_trajectory` is removed and a `trajectory_projection_failed` gap is
     added to the capture attachment, else to the observations, else written as a minimal trajectory.
     """
+    return trajectory_attached(row, result, ProducerTrajectory(result.get(TRAJECTORY)))
+
+
+def trajectory_attached(
+    row: Mapping[str, Any], result: Mapping[str, Any], producer: ProducerTrajectory
+) -> dict[str, Any]:
+    """`attach_trajectory`, reading the producer's trajectory from ``producer`` (that of ``result``)."""
     attached = dict(result)
     if not any(key in attached for key in (CAPTURE, OBSERVATIONS, TRAJECTORY)):
         return attached
+    if producer.raw is not attached.get(TRAJECTORY):
+        producer = ProducerTrajectory(attached.get(TRAJECTORY))
     try:
-        # Python-mode dumps: the JSON-mode serializer stops at 254 levels; payloads may nest deeper.
-        attached[TRAJECTORY] = build_trajectory(row, attached).model_dump(mode="python")
+        attached[TRAJECTORY] = _built(row, attached, producer)[1]
     except Exception as error:  # never escapes (2.4)
         attached.pop(TRAJECTORY, None)
         holder = next((attached[key] for key in (CAPTURE, OBSERVATIONS) if isinstance(attached.get(key), dict)), None)

@@ -44,6 +44,10 @@ _METADATA_FIELDS = (
 )
 
 
+# The fields of a trajectory model call that hold a payload: any JSON value.
+_PAYLOADS = ("request", "response")
+
+
 class Gaps(list[ObservationGap]):
     """The gaps a projection collects, in the order the evidence is taken."""
 
@@ -192,9 +196,14 @@ def merge_calls(producer: list[TrajectoryModelCall], captured: list[dict[str, An
         if position is None:
             appended.append(TrajectoryModelCall.model_validate(projected))
             continue
-        base = merged[position].model_dump(mode="python")
-        base["response_metadata"].update(projected.pop("response_metadata"))
-        base["token_stats"].update(projected.pop("token_stats"))
-        base.update({key: value for key, value in projected.items() if value is not None})
-        merged[position] = TrajectoryModelCall.model_validate(base)
+        metadata, tokens = projected.pop("response_metadata"), projected.pop("token_stats")
+        taken = {key: value for key, value in projected.items() if value is not None}
+        # The payloads are most of a call and any value is one: those the capture leaves are kept as they
+        # are, not copied out and validated again; what the capture replaces is not copied out at all.
+        kept = {key: getattr(merged[position], key) for key in _PAYLOADS if key not in taken}
+        base = merged[position].model_dump(mode="python", exclude=set(taken) | set(kept))
+        base["response_metadata"].update(metadata)
+        base["token_stats"].update(tokens)
+        base.update(taken)
+        merged[position] = TrajectoryModelCall.model_validate(base).model_copy(update=kept)
     return merged + appended

@@ -19,6 +19,8 @@ from gym_contract.reading._json_parsing import (
     not_an_object,
     parse_with_duplicates,
 )
+from gym_contract.reading._records import DEFAULT_MAX_LINE_BYTES, ReadStats, read_json_document
+from gym_contract.reading._sources import Source
 from gym_contract.validation import _fastpath
 from gym_contract.validation._record_rules import (
     bundle_rules,
@@ -203,6 +205,21 @@ def read_record(data: bytes, kind: str | None = None) -> tuple[str | None, dict[
     if counted:
         return duplicate_key(*counted[0])
     return nesting_problem(parsed, max_depth(resolved)) or (resolved, parsed)
+
+
+def read_document(
+    source: Source, kind: str | None = None, *, max_bytes: int = DEFAULT_MAX_LINE_BYTES, stats: ReadStats | None = None
+) -> Iterator[tuple[int | None, dict[str, Any] | Diagnostic]]:
+    """The records of one JSON document (an object, or an array of them) as `read_record` reads a line.
+
+    A key repeated inside an opaque payload is kept last-wins, as on every path; one repeated in the
+    contract's structure damages its record.
+    """
+
+    def inside_payload(record: dict[str, Any], path: tuple[str | int, ...]) -> bool:
+        return _fastpath.opaque_at(kind or detect_kind(record), path, record)
+
+    return read_json_document(source, max_bytes, stats=stats, ignore=inside_payload)
 
 
 def rule_errors(record: dict[str, Any], kind: str, *, now: float | None = None) -> list[Diagnostic]:

@@ -13,7 +13,7 @@ from gym_contract import _interrupts
 from gym_contract._objects import plain
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.reading import _records, _sources
-from gym_contract.validation import KINDS, _fastpath, check_line, detect_kind, iter_diagnostics
+from gym_contract.validation import KINDS, _fastpath, check_line, detect_kind, iter_diagnostics, read_document
 from gym_contract.validation._report import Report
 
 __all__ = ["DEFAULT_MAX_LINE_BYTES", "InputUnreadable", "check_files"]
@@ -246,11 +246,7 @@ def _check_open_source(
 
 
 def _check_document(report: Report, source: _sources.Source, stats: _records.ReadStats, options: _Options) -> None:
-    def inside_payload(record: dict[str, Any], path: tuple[str | int, ...]) -> bool:
-        # As on every path of `check_line`, the inside of an opaque payload is not looked at.
-        return _fastpath.opaque_at(options.kind or detect_kind(record), path, record)
-
-    entries = _records.read_json_document(source, options.max_line_bytes, stats=stats, ignore=inside_payload)
+    entries = read_document(source, options.kind, max_bytes=options.max_line_bytes, stats=stats)
     for index, (line, entry) in enumerate(entries):
         _interrupts.check()
         _check_entry(report, entry, line, index, source.name, options)
