@@ -90,5 +90,12 @@ def json_object(path: str, what: str) -> dict[str, Any]:
 
 def _lines(path: str) -> list[bytes]:
     """The lines of a JSONL file, the first without a byte-order mark, unparsed: the classifier parses them
-    and reports damaged ones as warnings."""
-    return without_bom(_read(path)).splitlines()
+    and reports damaged ones as warnings.
+
+    Only a line feed ends a line, as for the producers and every JSONL reader, so that a warning and a
+    gap name the same line: `bytes.splitlines` would end one at a lone carriage return too.
+    """
+    lines = without_bom(_read(path)).split(b"\n")
+    if not lines[-1]:
+        lines.pop()  # what follows the last line feed, when nothing does
+    return lines

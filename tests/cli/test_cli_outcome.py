@@ -294,3 +294,20 @@ def test_outcome_warnings_number_damaged_lines_from_1_as_the_producers_gaps_do(
     gap_lines = sorted(int(gap["detail"].rsplit(":", 1)[1]) for gap in gaps if gap["code"] in DAMAGED_LINE_GAPS)
     assert gap_lines == [2, len(lines) + 2]
     assert warning.endswith(f"(lines {gap_lines[0]}, {gap_lines[1]})")
+
+
+def test_a_lone_carriage_return_ends_no_line_for_outcome_as_for_the_producer(tmp_path: Path, capsys):
+    artifact = next((REPO_EXAMPLES / "codex" / "localpush-codex-0.104.0").glob("rollout-*.jsonl"))
+    lines = artifact.read_bytes().splitlines(keepends=True)
+    joined = lines[1].rstrip(b"\n") + b"\r" + lines[2]  # two events on one line, as every JSONL reader sees it
+    damaged = tmp_path / artifact.name
+    damaged.write_bytes(b"".join([lines[0], joined, *lines[3:]]))
+
+    status, out, _ = main(capsys, "outcome", "codex", str(damaged))
+    assert status == 0
+    (warning,) = [warning for warning in json.loads(out)["warnings"] if "not JSON objects" in warning]
+    status, out, _ = main(capsys, "observe", "codex", str(damaged))
+    gaps = json.loads(out)["ng_agent_observations"]["gaps"]
+    gap_lines = [int(gap["detail"].rsplit(":", 1)[1]) for gap in gaps if gap["code"] in DAMAGED_LINE_GAPS]
+    assert gap_lines == [2]
+    assert warning.endswith("(line 2)")
