@@ -65,8 +65,11 @@ def silence(stream: TextIO) -> None:
 
 
 def say_damaged(diagnostic: Diagnostic) -> None:
-    """A line that holds no record, on stderr as `FILE:LINE: code: message`."""
+    """A line that holds no record, on stderr as `FILE:LINE: code: message`; an element of a JSON document,
+    which has no line of its own, as `FILE (record N): …`, as `validate` names it."""
     where = ":".join(str(part) for part in (diagnostic.source, diagnostic.line) if part is not None)
+    if diagnostic.line is None and diagnostic.record is not None:
+        where += f" (record {diagnostic.record})"
     say(f"{where}: {diagnostic.code}: {diagnostic.message}")
 
 

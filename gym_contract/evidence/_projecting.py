@@ -111,9 +111,11 @@ def _project_records(
     on_problem: Callable[[Diagnostic | None], None] | None,
     progress: Callable[[int], None] | None,
 ) -> None:
-    for line, read in rollouts:
+    for index, (line, read) in enumerate(rollouts):
         if isinstance(read, Diagnostic):
-            located = read.at(source=source.name, line=read.line if read.line is not None else line)
+            line = read.line if read.line is not None else line
+            # An element of a JSON document has no line: its place in the document names it.
+            located = read.at(source=source.name, line=line, record=index if line is None else None)
             run.damaged.append(located)
             if on_problem is not None:
                 on_problem(located)

@@ -183,7 +183,9 @@ def test_a_damaged_json_document_is_reported_as_validate_reports_it(tmp_path: Pa
     result = run("project", str(document), "-o", str(tmp_path / "out.jsonl"))
     assert result.returncode == 1
     assert orjson.loads(result.stdout)["rollouts"] == 1
-    assert b"record_not_object: element 1 of the array is a JSON number" in result.stderr
+    # An element has no line of its own: its place in the document names it, as `validate` names it.
+    assert b"rollouts.json (record 1): record_not_object: element 1 of the array is a JSON number" in result.stderr
+    assert b"rollouts.json (record 1): record_not_object" in run("coverage", str(document)).stderr
     document.write_bytes(b'{"_ng_task_index": ')
     result = run("project", str(document), "-o", str(tmp_path / "out.jsonl"))
     assert result.returncode == 1
