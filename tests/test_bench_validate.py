@@ -103,6 +103,8 @@ def test_the_whole_process_benchmark_reports_every_ratio():
     assert set(figures["ratios"]) == {
         "whole process vs peer",
         "jobs 2 vs jobs 1",
+        "two commands on halves vs jobs 1",
+        "jobs 2 vs two commands on halves",
         "start-up, empty file vs import orjson, msgspec",
         "start-up, --version vs import orjson, msgspec",
         "start-up, --help vs import argparse",
