@@ -3,13 +3,11 @@ refused with one line when it cannot be read or is not the harness's own."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
 import orjson
 
-from gym_contract.outcome._base import without_bom
+from gym_contract.producers._kit import artifact_bytes
 from gym_contract.producers.codex._read import tells_codex
 from gym_contract.reading._json_parsing import loads
 
@@ -65,10 +63,9 @@ def harness_lines(path: str, artifact: tuple[str, str, Any]) -> list[bytes]:
 
 
 def _read(path: str) -> bytes:
+    """The file's, or stdin's ("-"), whole content as `validate` reads it: gzip and zstd decompressed."""
     try:
-        if path == "-":
-            return sys.stdin.buffer.read()
-        return Path(path).read_bytes()
+        return artifact_bytes(path)
     except FileNotFoundError:
         raise BadInputError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -79,7 +76,7 @@ def _read(path: str) -> bytes:
 
 def json_object(path: str, what: str) -> dict[str, Any]:
     try:
-        value = loads(without_bom(_read(path)))
+        value = loads(_read(path))
     except orjson.JSONDecodeError as error:
         where = f"line {error.lineno}, column {error.colno}"
         raise BadInputError(f"{path}: the {what} is not valid JSON ({where}): {error.msg}") from None
@@ -95,7 +92,7 @@ def _lines(path: str) -> list[bytes]:
     Only a line feed ends a line, as for the producers and every JSONL reader, so that a warning and a
     gap name the same line: `bytes.splitlines` would end one at a lone carriage return too.
     """
-    lines = without_bom(_read(path)).split(b"\n")
+    lines = _read(path).split(b"\n")
     if not lines[-1]:
         lines.pop()  # what follows the last line feed, when nothing does
     return lines

@@ -34,7 +34,7 @@ from gym_contract.validation import iter_diagnostics
 def _read_bundle(path: str, rollout_id: str) -> AgentObservationBundle | str:
     """The observations to join, or why there are none, in one line: an ng_agent_observations bundle, or
     the one a rollout record of ``rollout_id`` carries (a file of rollout records is searched for it)."""
-    name = path.lower().removesuffix(".gz").removesuffix(".zst")
+    name = _sources.uncompressed_name(path).lower()
     found: list[tuple[int | None, Any, str]] = []  # (line, the observations, what holds them)
     other: Counter[str] = Counter()
     with _sources.open_source(path) as source:

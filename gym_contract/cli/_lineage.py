@@ -20,6 +20,7 @@ from gym_contract.cli._common import (
 from gym_contract.diagnostics import Diagnostic
 from gym_contract.evidence._capture import CAPTURE_SUFFIX, read_capture_lines
 from gym_contract.lineage import FINGERPRINT_VERSION, RESOLVED, UNRESOLVED, CallLineage, Lineage, chain
+from gym_contract.reading._sources import STDIN_NAME, uncompressed_name
 
 
 def _count(number: int, noun: str) -> str:
@@ -129,13 +130,15 @@ def as_json(lineage: Lineage, damaged_lines: Sequence[Diagnostic] = ()) -> dict[
 
 def _lineage(args: argparse.Namespace) -> int:
     path = Path(args.capture)
-    if path.is_dir():
+    stdin = args.capture == "-"  # read as `validate` reads it, whatever a file of that name holds
+    if not stdin and path.is_dir():
         return usage_error(f"cannot open {args.capture}: it is a directory; give one file of capture lines")
-    if not path.exists():  # a named pipe or /dev/stdin is no regular file, and is read all the same
+    if not stdin and not path.exists():  # a named pipe or /dev/stdin is no regular file, and is read all the same
         return usage_error(f"cannot open {args.capture}: no such file")
     # The calls chain by their content alone: the file may have any name, and no rollout id is needed.
-    named = path.name.removesuffix(CAPTURE_SUFFIX) if path.name.endswith(CAPTURE_SUFFIX) else ""
-    capture = read_capture_lines(path, named)
+    name = STDIN_NAME if stdin else path.name
+    plain = uncompressed_name(name)
+    capture = read_capture_lines(path, plain.removesuffix(CAPTURE_SUFFIX) if plain.endswith(CAPTURE_SUFFIX) else "")
     if capture.unreadable is not None:
         return usage_error(f"cannot read {args.capture}: {capture.unreadable}")
     for damaged in capture.damaged_lines:
@@ -148,5 +151,5 @@ def _lineage(args: argparse.Namespace) -> int:
     if args.format == "json":
         print_json(as_json(lineage, capture.damaged_lines))
     else:
-        render_text(lineage, path.name, sys.stdout, len(capture.damaged_lines))
+        render_text(lineage, name, sys.stdout, len(capture.damaged_lines))
     return status

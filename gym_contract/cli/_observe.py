@@ -81,7 +81,7 @@ def refused(harness: str, forms: tuple[ArtifactForm, ...], error: UnrecognisedAr
 
 def _observe_registered(args: argparse.Namespace) -> int:
     """`observe <harness> PATH` for a producer that takes only what every producer takes."""
-    if not os.path.lexists(args.path):
+    if args.path != "-" and not os.path.lexists(args.path):
         return usage_error(f"cannot read {args.path}: no such file or directory")
     declared = producer(args.producer)
     try:

@@ -169,7 +169,9 @@ def register_observe(commands: Any) -> None:
         "contract, 2 when CONFIG_DIR is no directory or the stream cannot be read.",
     )
     claude.add_argument("config_dir", metavar="CONFIG_DIR", help="the run's CLAUDE_CONFIG_DIR")
-    claude.add_argument("--stream", metavar="STDOUT.jsonl", help="the stream-json output; - for stdin")
+    claude.add_argument(
+        "--stream", metavar="STDOUT.jsonl", help="the stream-json output (also gzip or zstd); - for stdin"
+    )
     claude.add_argument("--model-ref", metavar="NAME", help="model server that served the run (e.g. policy)")
     _ending_arguments(claude)
     claude.add_argument(
@@ -187,7 +189,8 @@ def register_observe(commands: Any) -> None:
         "file under a directory (a CODEX_HOME: subagent sessions are linked to their parents), or a captured "
         "`codex exec --json` stdout; the form is told from the content.",
         path="PATH",
-        path_help="a rollout file, a directory holding rollout files, or an exec --json output",
+        path_help="a rollout file or an exec --json output (also gzip or zstd), or a directory holding rollout "
+        "files; - for stdin",
     )
     producer_command(
         harnesses,
@@ -198,7 +201,7 @@ def register_observe(commands: Any) -> None:
         'wrapped as {"t": <epoch seconds received>, "line": <event>} has its tool calls timed; without the '
         "wrappers the calls have no timing (gap tool_timing_unavailable).",
         path="ARTIFACT.jsonl",
-        path_help="the session file, or the stdout capture",
+        path_help="the session file, or the stdout capture (also gzip or zstd); - for stdin",
     )
     producer_command(
         harnesses,
@@ -211,7 +214,8 @@ def register_observe(commands: Any) -> None:
         "output folder or a single transcript file is read too; the form is told from the content. Links and "
         "paths that lead out of PATH are never followed (gaps).",
         path="PATH",
-        path_help="an OpenClaw home, state or agents folder, a PinchBench output folder, or a transcript",
+        path_help="an OpenClaw home, state or agents folder, a PinchBench output folder, or a transcript (also gzip "
+        "or zstd); - for stdin",
     )
     pinchbench = producer_command(
         harnesses,
@@ -235,7 +239,8 @@ def register_observe(commands: Any) -> None:
         "read-only), the storage/ folder of OpenCode 1.1 and earlier, or a data folder holding one; the form "
         "is told from the content. The outcome is the OpenCode classifier's verdict on the main session.",
         path="PATH",
-        path_help="export JSON, opencode.db, storage/ folder, or OpenCode's data folder",
+        path_help="export JSON (also gzip or zstd), opencode.db (its own file only), storage/ folder, or OpenCode's "
+        "data folder; - for stdin (an export)",
     )
     atif = harnesses.add_parser(
         "atif",
@@ -340,7 +345,8 @@ def register_lineage(commands: Any) -> None:
     parser.add_argument(
         "capture",
         metavar="CAPTURE.jsonl",
-        help="a file of capture lines, as the capture middleware writes <rollout_id>.capture.jsonl (any name)",
+        help="a file of capture lines, as the capture middleware writes <rollout_id>.capture.jsonl (any name; also "
+        "gzip or zstd); - for stdin",
     )
     parser.add_argument(
         "--format", choices=("text", "json"), default="text", help="trees for people (default), or JSON for pipelines"

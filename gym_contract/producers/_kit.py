@@ -8,12 +8,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, overload
 
 from gym_contract._values import finite, nonempty
 from gym_contract._vocabulary import CRITERIA
+from gym_contract.diagnostics import Diagnostic
 from gym_contract.models import ObservationGap
 from gym_contract.outcome._base import without_bom, writable
+from gym_contract.reading._records import RawLine, iter_lines, read_whole
+from gym_contract.reading._sources import STDIN_NAME, DamagedStreamError, InputUnreadable, Source, open_source
 
 if TYPE_CHECKING:
     from gym_contract.models import AgentObservationBundle, AgentOutcome
@@ -27,7 +30,10 @@ __all__ = [
     "Rating",
     "RunSummary",
     "UnrecognisedArtifactError",
+    "artifact_bytes",
+    "artifact_name",
     "gap",
+    "is_stdin",
     "numbered_lines",
     "readable_name",
     "resolved",
@@ -318,21 +324,59 @@ def unreadable(path: str | os.PathLike[str], error: OSError, inner: str | None =
     return UnrecognisedArtifactError(path, f"{inner}: {reason}" if inner is not None else reason)
 
 
-def numbered_lines(handle: Any, max_line_bytes: int) -> Iterator[tuple[int, bytes | None]]:
-    """Numbered lines, the first without a byte-order mark; a line over the limit comes out as None and is
-    skipped to its end."""
-    number = 0
-    while True:
-        chunk: bytes = handle.readline(max_line_bytes + 1)
-        if not chunk:
-            return
-        number += 1
-        if len(chunk) > max_line_bytes and not chunk.endswith(b"\n"):
-            while chunk and not chunk.endswith(b"\n"):
-                chunk = handle.readline(max_line_bytes + 1)
-            yield number, None
-            continue
-        yield number, without_bom(chunk) if number == 1 else chunk
+def is_stdin(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` names standard input ("-"), as it does for `validate`."""
+    return os.fspath(path) == "-"
+
+
+def artifact_name(path: str | os.PathLike[str]) -> str:
+    """A file's name as gaps name it (`<name>:<line>`); stdin's is `<stdin>`."""
+    return STDIN_NAME if is_stdin(path) else Path(path).name
+
+
+def _opened(path: str | os.PathLike[str]) -> Source:
+    """A file, or stdin for "-", opened as `validate` opens one: gzip and zstd told from their first bytes.
+
+    Raises OSError: the producers say a file that cannot be read with the system's reason.
+    """
+    try:
+        return open_source(os.fspath(path))
+    except InputUnreadable as error:
+        if isinstance(error.__cause__, OSError):
+            raise error.__cause__ from None
+        raise OSError(None, error.reason) from None
+
+
+@overload
+def artifact_bytes(path: str | os.PathLike[str], max_bytes: None = None) -> bytes: ...
+@overload
+def artifact_bytes(path: str | os.PathLike[str], max_bytes: int) -> bytes | None: ...
+def artifact_bytes(path: str | os.PathLike[str], max_bytes: int | None = None) -> bytes | None:
+    """A file's (or stdin's) whole content, decompressed, without a byte-order mark; None when it passes
+    ``max_bytes``. Raises OSError, a damaged compressed stream among its reasons."""
+    with _opened(path) as source:
+        try:
+            return read_whole(source, max_bytes)
+        except DamagedStreamError as damage:
+            raise OSError(None, str(damage)) from None
+
+
+def numbered_lines(path: str | os.PathLike[str], max_line_bytes: int) -> Iterator[tuple[int, bytes | None]]:
+    """Every line of a file, or of stdin for "-", numbered from 1 (gzip and zstd decompressed, the first line
+    without a byte-order mark); a blank line comes out as b"", a line over the limit as None.
+
+    Raises OSError when the input cannot be opened or reading stops part way (a damaged compressed stream
+    too): the lines before it have been given.
+    """
+    with _opened(path) as source:
+        given = 0
+        for line in iter_lines(source, max_line_bytes):
+            if isinstance(line, Diagnostic) and line.code != "line_too_long":  # reading stopped at this line
+                raise OSError(None, line.message)
+            number = line.number if isinstance(line, RawLine) else line.line or given + 1
+            yield from ((blank, b"") for blank in range(given + 1, number))
+            yield number, line.data if isinstance(line, RawLine) else None
+            given = number
 
 
 def resolved(folder: Path) -> Path | None:

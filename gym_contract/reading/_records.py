@@ -19,7 +19,7 @@ from gym_contract.reading._json_parsing import (
     parse_record,
     proven_free_of_duplicates,
 )
-from gym_contract.reading._sources import DamagedStreamError, Source, open_source
+from gym_contract.reading._sources import DamagedStreamError, Source, open_source, uncompressed_name
 
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 CHUNK_BYTES = 1024 * 1024
@@ -141,6 +141,18 @@ def iter_lines(
         yield item
 
 
+def read_whole(source: Source, max_bytes: int | None = None) -> bytes | None:
+    """All of the decompressed input, without a leading byte order mark; None once it passes ``max_bytes``,
+    which stops the reading there. Raises `DamagedStreamError` or OSError."""
+    document = bytearray()
+    for chunk in _chunks(source, CHUNK_BYTES):
+        document += chunk
+        if max_bytes is not None and len(document) > max_bytes:
+            return None
+    # The copy is the one kept: the buffer goes with this frame, and the input is not held twice.
+    return bytes(document)
+
+
 IgnoreDuplicate = Callable[[dict[str, Any], tuple[str | int, ...]], bool]
 """Told a record and the path of an object in it that repeats a key: whether that does not count."""
 
@@ -150,22 +162,18 @@ def read_json_document(
 ) -> Iterator[tuple[int | None, dict[str, Any] | Diagnostic]]:
     """The records of one JSON document: an object is one record, an array gives one per element."""
     stats = stats if stats is not None else ReadStats()
-    document = bytearray()
     try:
-        for chunk in _chunks(source, CHUNK_BYTES):
-            document += chunk
-            if len(document) > max_bytes:
-                message = f"the JSON document is larger than the limit of {max_bytes:,} bytes; it was not parsed"
-                yield None, Diagnostic.of("line_too_long", message)
-                return
+        data = read_whole(source, max_bytes)
     except DamagedStreamError as damage:
         yield None, Diagnostic.of("input_truncated", f"{damage}; the document was not parsed")
         return
     except OSError as error:
         yield None, Diagnostic.of("input_unreadable", f"reading stopped: {error.strerror or error}")
         return
-    data = bytes(document)
-    del document  # the copy is the one parsed: do not hold the document twice
+    if data is None:
+        message = f"the JSON document is larger than the limit of {max_bytes:,} bytes; it was not parsed"
+        yield None, Diagnostic.of("line_too_long", message)
+        return
     stats.lines_seen = data.count(b"\n") + (bool(data) and not data.endswith(b"\n"))
     if not data or data.isspace():
         # No JSON value at all is a damaged document, as `json.loads("")` says, not a document of no records.
@@ -206,10 +214,7 @@ def read_json_document(
 
 def is_json_document(path: str) -> bool:
     """Whether an input holds one JSON document (`.json`, also compressed) rather than JSONL."""
-    name = path.lower()
-    for suffix in (".gz", ".zst"):
-        name = name.removesuffix(suffix)
-    return name.endswith(".json")
+    return uncompressed_name(path).lower().endswith(".json")
 
 
 def iter_records(

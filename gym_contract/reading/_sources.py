@@ -19,6 +19,14 @@ _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _SKIPPABLE_MAGIC_TAIL = b"\x2a\x4d\x18"
 
 
+def uncompressed_name(name: str) -> str:
+    """A file's name without its compression's suffix (`.gz`, `.zst`), which says nothing of what it holds."""
+    for suffix in (".gz", ".zst"):
+        if name.lower().endswith(suffix):
+            name = name[: -len(suffix)]
+    return name
+
+
 def _starts_zstd(magic: bytes) -> bool:
     """Whether a stream starts with a zstd frame, or with a skippable frame (`pzstd` writes one first)."""
     skippable = len(magic) == 4 and 0x50 <= magic[0] <= 0x5F and magic[1:] == _SKIPPABLE_MAGIC_TAIL

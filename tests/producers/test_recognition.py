@@ -7,6 +7,7 @@ document of gaps alone would pass it off as one.
 
 from __future__ import annotations
 
+import builtins
 import errno
 import io
 import json
@@ -233,36 +234,52 @@ def test_an_empty_file_is_said_to_be_empty(harness: str, said: str, tmp_path: Pa
 # ------------------------------------------------------------------------ inputs that cannot be read
 
 
+def _opening(monkeypatch: pytest.MonkeyPatch, targets: tuple[Path, ...], opened: Callable[[Path], Any]) -> None:
+    """Opening ``targets`` gives ``opened(target)`` instead, by `Path.open` or by `open`, which the readers
+    of one file use (`open_source`); any other file is opened as ever."""
+    chosen = {target.absolute() for target in targets}
+
+    def instead_of(real: Callable[..., Any]) -> Callable[..., Any]:
+        def open_(file: Any, *args: Any, **kwargs: Any) -> Any:
+            if isinstance(file, (str, os.PathLike)) and Path(file).absolute() in chosen:
+                return opened(Path(file))
+            return real(file, *args, **kwargs)
+
+        return open_
+
+    monkeypatch.setattr(Path, "open", instead_of(Path.open))
+    monkeypatch.setattr(builtins, "open", instead_of(builtins.open))
+
+
 def unopenable(monkeypatch: pytest.MonkeyPatch, *targets: Path) -> None:
     """Opening ``targets`` fails as it does for a user without read permission: the tests may run as
     root, whom a file's mode does not stop."""
-    real = Path.open
-    refused = {target.absolute() for target in targets}
 
-    def open_(self: Path, *args: Any, **kwargs: Any) -> Any:
-        if self.absolute() in refused:
-            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(self))
-        return real(self, *args, **kwargs)
+    def refused(target: Path) -> Any:
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(target))
 
-    monkeypatch.setattr(Path, "open", open_)
+    _opening(monkeypatch, targets, refused)
 
 
-class _BreaksOff(io.BytesIO):
-    def readline(self, size: int | None = -1) -> bytes:
-        line = super().readline(size)
-        if not line:
+class _BreaksOff(io.FileIO):
+    """A file whose first ``left`` bytes can be read; then reading fails as a disk error part way through would."""
+
+    def __init__(self, path: Path, left: int) -> None:
+        super().__init__(path, "rb")
+        self._left = left
+
+    def read(self, size: int | None = -1) -> bytes:
+        if self._left <= 0:
             raise OSError(errno.EIO, os.strerror(errno.EIO))
-        return line
+        data = super().read(self._left if size is None or size < 0 else min(size, self._left)) or b""
+        self._left -= len(data)
+        return data
 
 
 def breaks_off(monkeypatch: pytest.MonkeyPatch, target: Path, read: bytes) -> None:
-    """Reading ``target`` gives ``read``, then fails as a disk error part way through would."""
-    real = Path.open
-
-    def open_(self: Path, *args: Any, **kwargs: Any) -> Any:
-        return _BreaksOff(read) if self.absolute() == target.absolute() else real(self, *args, **kwargs)
-
-    monkeypatch.setattr(Path, "open", open_)
+    """Reading ``target``, which starts with ``read``, gives that, then fails as a disk error part way through would."""
+    assert target.read_bytes().startswith(read)
+    _opening(monkeypatch, (target,), lambda path: _BreaksOff(path, len(read)))
 
 
 SINGLE_FILES = [("pi", PI_SESSION), ("codex", CODEX_ROLLOUT), ("openclaw", PI_SESSION), ("opencode", OPENCODE_EXPORT)]

@@ -80,9 +80,8 @@ def read_transcripts(config_dir: str | os.PathLike[str], max_line_bytes: int = M
             read.gaps.append(gap("transcript_unreadable", detail=name))
             continue
         try:
-            with path.open("rb") as handle:
-                for number, raw in numbered_lines(handle, max_line_bytes):
-                    _take(read, name, number, raw)
+            for number, raw in numbered_lines(path, max_line_bytes):
+                _take(read, name, number, raw)
             opened += 1
         except OSError as error:
             read.gaps.append(gap("transcript_unreadable", detail=name))

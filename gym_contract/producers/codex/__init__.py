@@ -31,7 +31,8 @@ def observe(
 ) -> Observed:
     """Read a Codex run: a rollout file, a directory of rollout files (a `CODEX_HOME`), or an `exec --json` stdout.
 
-    The form is told from the content. Each session becomes an invocation, a subagent one linked to
+    The form is told from the content; the one file may be "-" for stdin, and gzip or zstd compressed,
+    as `validate` reads it. Each session becomes an invocation, a subagent one linked to
     the session that spawned it. ``exit_code`` and ``timed_out`` are what the host saw of the
     process; they shape the outcome of the run's one root session (with several roots, as in a
     `CODEX_HOME` of many runs, there is no one run and the outcome is None). Codex writes no

@@ -12,7 +12,16 @@ import orjson
 
 from gym_contract._values import text
 from gym_contract.models import ObservationGap
-from gym_contract.producers._kit import UnrecognisedArtifactError, gap, numbered_lines, resolved, unreadable, within
+from gym_contract.producers._kit import (
+    UnrecognisedArtifactError,
+    artifact_name,
+    gap,
+    is_stdin,
+    numbered_lines,
+    resolved,
+    unreadable,
+    within,
+)
 from gym_contract.reading._json_parsing import loads
 
 Form = Literal["rollout", "exec"]
@@ -92,14 +101,17 @@ def tells_codex(event: dict[str, Any]) -> bool:
 def read(path: str | os.PathLike[str], max_line_bytes: int) -> Read:
     """The Codex artifacts at ``path``: one rollout file or `exec --json` stdout, or a directory of rollout files.
 
-    A directory (a `CODEX_HOME`, its `sessions/`, or any folder) is searched for `rollout-*.jsonl`
-    files at any depth, sorted by their path under it; a file linked from outside the directory is not
-    read. Each file's form is told from its content. Raises `UnrecognisedArtifactError` for a path that
+    One file may be stdin ("-"), and gzip or zstd compressed, as `validate` reads it. A directory (a
+    `CODEX_HOME`, its `sessions/`, or any folder) is searched for `rollout-*.jsonl` files at any depth,
+    sorted by their path under it; a file linked from outside the directory is not read. Each file's
+    form is told from its content. Raises `UnrecognisedArtifactError` for a path that
     is none of these (nothing there, no regular file, a folder without a rollout file, a file without a
     Codex line) or that cannot be read: a file, a folder, or a folder whose every rollout file fails to open.
     """
     found = Read()
     root = Path(path)
+    if is_stdin(path):
+        return _read_one(found, path, max_line_bytes)
     if not os.path.lexists(root):
         raise UnrecognisedArtifactError(root, "no such file or directory")
     if root.is_dir():
@@ -107,11 +119,16 @@ def read(path: str | os.PathLike[str], max_line_bytes: int) -> Read:
         return found
     if not root.is_file():  # a dangling link, a pipe or a device: no file to read, or one that would never end
         raise UnrecognisedArtifactError(root, "not a regular file")
-    why = _read_file(found, root, root.name, max_line_bytes)
+    return _read_one(found, root, max_line_bytes)
+
+
+def _read_one(found: Read, path: str | os.PathLike[str], max_line_bytes: int) -> Read:
+    """The one file given, stdin included: refused when it holds no Codex line or cannot be read to its end."""
+    why = _read_file(found, path, artifact_name(path), max_line_bytes)
     if why is not None:
-        raise UnrecognisedArtifactError(root, why)
+        raise UnrecognisedArtifactError(path, why)
     if found.unreadable:
-        raise unreadable(root, found.unreadable[0][1])
+        raise unreadable(path, found.unreadable[0][1])
     return found
 
 
@@ -148,15 +165,14 @@ def _rollout_files(root: Path) -> Iterator[Path]:
                 yield Path(folder) / name
 
 
-def _read_file(found: Read, path: Path, name: str, max_line_bytes: int) -> str | None:
+def _read_file(found: Read, path: str | os.PathLike[str], name: str, max_line_bytes: int) -> str | None:
     """Read one file into ``found``; when it was read and holds no Codex line, what it holds instead."""
     lines: list[Line] = []
     try:
-        with path.open("rb") as handle:
-            for number, raw in numbered_lines(handle, max_line_bytes):
-                event = _parse(found, name, number, raw)
-                if event is not None:
-                    lines.append(Line(name, number, event))
+        for number, raw in numbered_lines(path, max_line_bytes):
+            event = _parse(found, name, number, raw)
+            if event is not None:
+                lines.append(Line(name, number, event))
     except OSError as error:  # what the file is cannot be told: the gap says it went unread
         found.gaps.append(gap("transcript_unreadable", detail=name))
         found.unreadable.append((name, error))

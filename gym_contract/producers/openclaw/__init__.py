@@ -19,6 +19,7 @@ from gym_contract.producers._kit import (
     RunSummary,
     UnrecognisedArtifactError,
     gap,
+    is_stdin,
     readable_name,
     unreadable,
 )
@@ -35,6 +36,7 @@ from gym_contract.producers.openclaw._store import (
     stores,
     tree,
 )
+from gym_contract.reading._sources import uncompressed_name
 
 __all__ = ["PINCHBENCH_FORM", "PRODUCER", "SOURCE", "observe", "observe_pinchbench"]
 
@@ -65,7 +67,8 @@ def observe(
     Every session store `agents/<id>/sessions/sessions.json` is read; each session is one invocation,
     keyed by its session key, its parent named by `spawnedBy` or `parentSessionKey`, its transcript
     the store entry's `sessionFile` or `<sessionId>.jsonl` beside the store. A PinchBench output
-    folder and a single transcript file are read too (the form is told from the content). Links and
+    folder and a single transcript file are read too (the form is told from the content; the file may be
+    "-" for stdin, and gzip or zstd compressed, as `validate` reads it). Links and
     paths that lead out of the folder are never followed (gaps). ``exit_code`` and ``timed_out``
     are what the host saw of the process, applied to the root sessions. Damaged stores and
     transcripts become gaps, each damaged line named by its number. Raises `UnrecognisedArtifactError`
@@ -184,15 +187,22 @@ def _single(
     read = read if read is not None else read_transcript(path, max_line_bytes)
     run.gaps += read.gaps
     if not read.objects:
-        run.gaps.append(gap("agent_transcript_unavailable", detail=path.name))
+        run.gaps.append(gap("agent_transcript_unavailable", detail=read.name))
         return
     header = next((line for _, line in read.objects if line.get("type") == "session"), {})
-    key = header["id"] if isinstance(header.get("id"), str) and header["id"] else readable_name(path.stem) or "root"
+    key = header["id"] if isinstance(header.get("id"), str) and header["id"] else _named_key(path)
     if any(record.get("invocation_id") == key for record in run.records if record["kind"] == "agent_invocation"):
         run.gaps.append(gap("agent_session_identity_ambiguous", detail=key))  # two files of one session
         return
     run.gaps.append(gap("subagent_hierarchy_unavailable", key))
     _take(run, key, None, read, server, host)
+
+
+def _named_key(path: Path) -> str:
+    """The key of a transcript whose header names no session: its file's name, which OpenClaw makes
+    `<sessionId>.jsonl` (a compression's suffix dropped); "root" for stdin, which has no name."""
+    name = "" if is_stdin(path) else Path(uncompressed_name(path.name)).stem
+    return readable_name(name) or "root"
 
 
 def _session(run: _Run, session: Session, server: dict[str, Any] | None, host: Host, max_line_bytes: int) -> None:

@@ -11,7 +11,7 @@ import orjson
 from gym_contract._values import finite
 from gym_contract.models import AgentOutcome, ContextCompactionObservation, ObservationGap
 from gym_contract.outcome._pi import classify_pi
-from gym_contract.producers._kit import gap, numbered_lines, tool_call_record
+from gym_contract.producers._kit import artifact_name, gap, numbered_lines, tool_call_record
 from gym_contract.producers._pi_session import STATUS_BY_STOP, Compaction, PiRun, ToolCall, read_session
 from gym_contract.reading._json_parsing import loads
 
@@ -47,20 +47,19 @@ class Transcript:
 
 def read_transcript(path: Path, max_line_bytes: int) -> Transcript:
     """The file's entries; a line that is not a JSON object is a gap naming `<file>:<line>`, never an exception."""
-    found = Transcript(path.name)
+    found = Transcript(artifact_name(path))
     try:
-        with path.open("rb") as handle:
-            for number, raw in numbered_lines(handle, max_line_bytes):
-                if raw is not None and not raw.strip():
-                    found.lines.append(None)
-                    continue
-                try:
-                    value = loads(raw) if raw is not None else None
-                except orjson.JSONDecodeError:
-                    value = None
-                if not isinstance(value, dict):
-                    found.gaps.append(gap("agent_artifact_record_unparseable", detail=f"{found.name}:{number}"))
-                found.lines.append(value if isinstance(value, dict) else None)
+        for number, raw in numbered_lines(path, max_line_bytes):
+            if raw is not None and not raw.strip():
+                found.lines.append(None)
+                continue
+            try:
+                value = loads(raw) if raw is not None else None
+            except orjson.JSONDecodeError:
+                value = None
+            if not isinstance(value, dict):
+                found.gaps.append(gap("agent_artifact_record_unparseable", detail=f"{found.name}:{number}"))
+            found.lines.append(value if isinstance(value, dict) else None)
     except OSError as error:
         found.failure = error
     return found

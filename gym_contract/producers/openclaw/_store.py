@@ -10,7 +10,7 @@ import orjson
 
 from gym_contract._values import nonempty, text
 from gym_contract.models import ObservationGap
-from gym_contract.producers._kit import MAX_LINE_BYTES, gap, readable_name, resolved, within, without_bom
+from gym_contract.producers._kit import MAX_LINE_BYTES, gap, is_stdin, readable_name, resolved, within, without_bom
 from gym_contract.reading._json_parsing import loads
 
 Form = Literal["home", "state", "agents", "pinchbench", "transcript", "none"]
@@ -39,8 +39,9 @@ class Layout:
 
 
 def layout(path: Path) -> Layout:
-    """The form of ``path``: a transcript file, a PinchBench output folder, an OpenClaw home, state or agents folder."""
-    if path.is_file():
+    """The form of ``path``: a transcript file (stdin too), a PinchBench output folder, an OpenClaw home, state or
+    agents folder."""
+    if is_stdin(path) or path.is_file():
         return Layout("transcript", transcript=path)
     if not path.is_dir():
         return Layout("none")

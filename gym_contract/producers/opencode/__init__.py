@@ -180,7 +180,9 @@ PRODUCER: Final = Producer(
     forms=(
         ArtifactForm("export", "`opencode export <session>` output: the session's info and its messages with parts"),
         ArtifactForm(
-            "SQLite store", "OpenCode ≥ 1.2's opencode.db (session, message and part tables), opened read-only"
+            "SQLite store",
+            "OpenCode ≥ 1.2's opencode.db (session, message and part tables), opened read-only from its own file: "
+            "not from stdin, nor compressed",
         ),
         ArtifactForm(
             "storage folder",

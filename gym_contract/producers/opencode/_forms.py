@@ -15,7 +15,10 @@ from gym_contract._values import nonempty, obj, text
 from gym_contract.models import ObservationGap
 from gym_contract.producers._kit import (
     UnrecognisedArtifactError,
+    artifact_bytes,
+    artifact_name,
     gap,
+    is_stdin,
     readable_name,
     resolved,
     unreadable,
@@ -69,6 +72,8 @@ class Store:
 def read_store(path: str | os.PathLike[str]) -> Store:
     """The store at ``path``: an export, a database, a storage folder or a data folder holding one; told by content."""
     where = Path(path)
+    if is_stdin(path):
+        return _read_export(path)
     if where.is_dir():
         found = _in_folder(where)
         if found is None:
@@ -169,16 +174,24 @@ def _json_text(path: Path) -> bytes | None:
     return without_bom(path.read_bytes())
 
 
-def _read_export(path: Path) -> Store:
-    """An `opencode export` document: the session's `info` and its `messages[]`, each with `info` and `parts[]`."""
+def _read_export(path: str | os.PathLike[str]) -> Store:
+    """An `opencode export` document: the session's `info` and its `messages[]`, each with `info` and `parts[]`.
+
+    It may come from stdin ("-") or be gzip or zstd compressed, as `validate` reads a file; the database
+    cannot: SQLite reads its own file.
+    """
     store = Store(form="export")
     try:
-        raw = _json_text(path)
+        raw = artifact_bytes(path, MAX_FILE_BYTES)
     except OSError as error:
         raise unreadable(path, error) from None
     if raw is None:  # a file too large to tell: a gap says why
-        store.gaps.append(gap("agent_artifact_unavailable", detail=f"{path.name}: larger than {MAX_FILE_BYTES} bytes"))
+        detail = f"{artifact_name(path)}: larger than {MAX_FILE_BYTES} bytes"
+        store.gaps.append(gap("agent_artifact_unavailable", detail=detail))
         return store
+    if raw.startswith(SQLITE_MAGIC):
+        why = "an opencode.db is read from its own file, neither from stdin nor compressed"
+        raise UnrecognisedArtifactError(path, why)
     try:
         document = loads(raw)
     except orjson.JSONDecodeError as error:

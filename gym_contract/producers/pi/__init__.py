@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Final
 
 import orjson
@@ -21,7 +20,9 @@ from gym_contract.producers._kit import (
     Rating,
     RunSummary,
     UnrecognisedArtifactError,
+    artifact_name,
     gap,
+    is_stdin,
     numbered_lines,
     unreadable,
 )
@@ -59,6 +60,8 @@ def observe(
 ) -> Observed:
     """Read a Pi session file or a captured `pi --mode json` stdout; which one is told from the content.
 
+    ``path`` may be "-" for stdin, and the file gzip or zstd compressed, as `validate` reads it.
+
     A capture may wrap each line as ``{"t": <epoch seconds received>, "line": <event>}``: then its
     tool calls are timed from the receipts, otherwise they have no timing (gap
     `tool_timing_unavailable`). A session file times each call from its assistant message's entry
@@ -72,9 +75,10 @@ def observe(
     64 bits.
     """
     check_process_facts(exit_code, None)
-    if not os.path.isfile(path):  # a pipe or a device would block or never end: only a regular file is opened
+    # A named pipe or a device would block or never end: only a regular file, or stdin ("-"), is opened.
+    if not is_stdin(path) and not os.path.isfile(path):
         raise UnrecognisedArtifactError(path, _not_a_file(path))
-    artifact = _read(Path(path), max_line_bytes)
+    artifact = _read(path, max_line_bytes)
     objects = [(number, line) for number, line in enumerate(artifact.lines, 1) if isinstance(line, dict)]
     if artifact.whole and not any(_is_pi_line(line) for _, line in objects):
         raise UnrecognisedArtifactError(path, _not_pi(artifact))
@@ -102,13 +106,12 @@ def _not_a_file(path: str | os.PathLike[str]) -> str:
     return "not a regular file" if os.path.lexists(path) else "no such file"
 
 
-def _read(path: Path, max_line_bytes: int) -> _Artifact:
+def _read(path: str | os.PathLike[str], max_line_bytes: int) -> _Artifact:
     """The file's lines, parsed; a file of which nothing can be read is refused, a file read in part is a gap."""
-    artifact = _Artifact(path.name)
+    artifact = _Artifact(artifact_name(path))
     try:
-        with path.open("rb") as handle:
-            for number, raw in numbered_lines(handle, max_line_bytes):
-                artifact.lines.append(_parsed(artifact, number, raw))
+        for number, raw in numbered_lines(path, max_line_bytes):
+            artifact.lines.append(_parsed(artifact, number, raw))
     except OSError as error:
         if not artifact.lines:  # gaps alone would pass the run off as one that left nothing
             raise unreadable(path, error) from None
