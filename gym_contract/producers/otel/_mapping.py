@@ -376,8 +376,22 @@ def _summary(
     )
 
 
+def _malformed_gaps(group: _Group) -> None:
+    """A gap for each malformed field or attribute value of the spans (read as unset): each span's own, and each
+    of their resources' once a bundle, as the spans of one resource share them."""
+    told: set[tuple[str, str]] = set()
+    for span in group.spans:
+        for where, why in span.unread:
+            group.unread(span, where, why)
+        for where, why in span.resource_unread:
+            if (where, why) not in told:
+                told.add((where, why))
+                group.unread(span, f"{where} of its resource", why)
+
+
 def _map_group(group: _Group, source: str, extra: dict[str, Any]) -> tuple[dict[str, Any], RunSummary]:
     group.by_id = {(span.trace_id, span.span_id): span for span in group.spans}
+    _malformed_gaps(group)
     agents = [span for span in group.spans if _operation(span) == "invoke_agent"]
     _invocation_ids(group, agents)
     invocations = [_invocation(group, span) for span in agents]
