@@ -100,38 +100,35 @@ def _any_value(value: Any, problems: Problems, depth: int = 0) -> Any:
             _malformed(problems, value, "not an object")
         return None
     if "stringValue" in value:
-        found = value["stringValue"]
-        if isinstance(found, str) or found is None:
-            return found
-        _malformed(problems, value, "its stringValue is not a string")
-        return None
+        return _typed(value, "stringValue", str, "a string", problems)
     if "boolValue" in value:
-        found = value["boolValue"]
-        if isinstance(found, bool) or found is None:
-            return found
-        _malformed(problems, value, "its boolValue is not true or false")
-        return None
+        return _typed(value, "boolValue", bool, "true or false", problems)
     if "intValue" in value:
         number = value["intValue"]
-        found = _int64(number)
-        if found is None and number is not None:
+        whole = _int64(number)
+        if whole is None and number is not None:
             _malformed(problems, value, "its intValue is not an integer")
-        return found
+        return whole
     if "doubleValue" in value:
         found = finite(value["doubleValue"])  # an integer too, unless no double holds it
         if found is None and value["doubleValue"] is not None:
             _malformed(problems, value, "its doubleValue is not a finite number")
         return found
     if "bytesValue" in value:
-        found = value["bytesValue"]
-        if isinstance(found, str) or found is None:
-            return found
-        _malformed(problems, value, "its bytesValue is not a string")
-        return None
+        return _typed(value, "bytesValue", str, "a string", problems)
     if "arrayValue" in value or "kvlistValue" in value:
         return _container(value, problems, depth)
     if value:
         _malformed(problems, value, f"it holds none of {_VALUE_KEYS}")
+    return None
+
+
+def _typed(value: dict[str, Any], key: str, kind: type, what: str, problems: Problems) -> Any:
+    """The member ``key`` of an `AnyValue` when it is a ``kind`` or null; None, told to ``problems``, otherwise."""
+    found = value[key]
+    if isinstance(found, kind) or found is None:
+        return found
+    _malformed(problems, value, f"its {key} is not {what}")
     return None
 
 
